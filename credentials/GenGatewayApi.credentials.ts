@@ -1,0 +1,60 @@
+import type {
+	IAuthenticateGeneric,
+	Icon,
+	ICredentialTestRequest,
+	ICredentialType,
+	INodeProperties,
+} from 'n8n-workflow';
+
+/** Base URL + Bearer key. Tested with the free `GET /v1/models`, which reads only and submits nothing. */
+export class GenGatewayApi implements ICredentialType {
+	name = 'genGatewayApi';
+
+	displayName = 'Gen Gateway API';
+
+	icon: Icon = {
+		light: 'file:../nodes/shared/genGateway.svg',
+		dark: 'file:../nodes/shared/genGateway.dark.svg',
+	};
+
+	documentationUrl = 'https://github.com/gen-gateway/n8n-nodes-gen-gateway#credentials';
+
+	properties: INodeProperties[] = [
+		{
+			displayName: 'Base URL',
+			name: 'baseUrl',
+			type: 'string',
+			default: '',
+			required: true,
+			placeholder: 'https://api.example.com',
+			description:
+				'Root address of the service, without /v1 (a trailing slash or /v1 is tolerated). For the bundled mock service, use the URL that "npm run mock" prints.',
+		},
+		{
+			displayName: 'API Key',
+			name: 'apiKey',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			required: true,
+			description: 'Sent as "Authorization: Bearer <key>". Never shown in outputs, errors or logs.',
+		},
+	];
+
+	authenticate: IAuthenticateGeneric = {
+		type: 'generic',
+		properties: {
+			headers: {
+				Authorization: '=Bearer {{$credentials.apiKey}}',
+			},
+		},
+	};
+
+	test: ICredentialTestRequest = {
+		request: {
+			baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "").replace(/\\/v1$/, "")}}',
+			url: '/v1/models',
+			method: 'GET',
+		},
+	};
+}

@@ -1,0 +1,48 @@
+import { NodeConnectionTypes } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
+
+import { executeGetMany, getManyProperties } from './getMany';
+
+export class GenGatewayModels implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Gen Gateway Models',
+		name: 'genGatewayModels',
+		icon: { light: 'file:genGatewayModels.svg', dark: 'file:genGatewayModels.dark.svg' },
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{"Get many models"}}',
+		description: 'List the models the Gen Gateway service offers right now',
+		defaults: { name: 'Gen Gateway Models' },
+		usableAsTool: true,
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'genGatewayApi', required: true }],
+		properties: [
+			{
+				displayName: 'Operation',
+				name: 'operation',
+				type: 'options',
+				noDataExpression: true,
+				options: [
+					{
+						name: 'Get Many',
+						value: 'getMany',
+						action: 'Get many models',
+						description: 'List the live models (GET /v1/models, free of charge)',
+					},
+				],
+				default: 'getMany',
+			},
+			...getManyProperties,
+		],
+	};
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return [await executeGetMany.call(this)];
+	}
+}

@@ -1,0 +1,56 @@
+import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult, INodePropertyOptions } from 'n8n-workflow';
+
+import { gatewayJson } from './transport';
+import type { GatewayFunctions } from './transport';
+
+/** One entry of `GET /v1/models`, as the service returned it (extra fields kept). */
+export type ModelEntry = IDataObject & { id: string };
+
+/** Accepts `{data: [...]}` (OpenAI style), `{models: [...]}` or a bare array; entries without an id are dropped. */
+export function modelsFromBody(body: unknown): ModelEntry[] {
+	const record = body as Record<string, unknown> | undefined;
+	const list = Array.isArray(body) ? body : (record?.data ?? record?.models);
+	if (!Array.isArray(list)) return [];
+	return list
+		.map((entry): ModelEntry | undefined => {
+			if (typeof entry === 'string') return { id: entry };
+			if (entry && typeof entry === 'object' && typeof (entry as IDataObject).id === 'string') {
+				return entry as ModelEntry;
+			}
+			return undefined;
+		})
+		.filter((entry): entry is ModelEntry => entry !== undefined);
+}
+
+/** The live model list; it takes precedence over anything static (section 1). */
+export async function fetchModels(ctx: GatewayFunctions, itemIndex?: number): Promise<ModelEntry[]> {
+	const body = await gatewayJson(ctx, { method: 'GET', path: '/v1/models', kind: 'read', itemIndex });
+	return modelsFromBody(body);
+}
+
+export function filterModels(models: ModelEntry[], filter: string | undefined): ModelEntry[] {
+	const needle = (filter ?? '').trim().toLowerCase();
+	if (!needle) return models;
+	return models.filter((model) => model.id.toLowerCase().includes(needle));
+}
+
+/** Resource locator "From list" for the Chat and Image nodes: searchable, fed by the live list. */
+export async function searchModels(
+	this: ILoadOptionsFunctions,
+	filter?: string,
+): Promise<INodeListSearchResult> {
+	const models = filterModels(await fetchModels(this), filter);
+	return {
+		results: models
+			.map((model) => ({ name: model.id, value: model.id }))
+			.sort((a, b) => a.name.localeCompare(b.name)),
+	};
+}
+
+/** Options for plain `options` pickers. */
+export async function getModelOptions(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
+	const models = await fetchModels(this);
+	return models
+		.map((model) => ({ name: model.id, value: model.id }))
+		.sort((a, b) => a.name.localeCompare(b.name));
+}

@@ -1,0 +1,246 @@
+import { sleepWithAbort } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	IHttpRequestMethods,
+	IHttpRequestOptions,
+	ILoadOptionsFunctions,
+	IN8nHttpFullResponse,
+} from 'n8n-workflow';
+
+import { joinUrl } from './baseUrl';
+import { apiErrorFromResponse, messageFromBody, networkError } from './errors';
+import { DEFAULT_RETRY_POLICY, isRetryableStatus, nextRetryDelay, parseRetryAfter } from './retry';
+import type { RetryPolicy } from './retry';
+
+/**
+ * The only place HTTP happens. Every request goes through n8n's `httpRequestWithAuthentication` (credential injection,
+ * proxy settings, the execution's cancel signal), gets the service's error message and a hint on failure, and is
+ * retried only where that is safe: a paid submission whose outcome is unknown is never sent twice.
+ */
+
+export const CREDENTIAL_TYPE = 'genGatewayApi';
+
+/** Node's Readable, named through n8n's own helper type (community nodes may not import 'stream'). */
+export type Readable = Exclude<Parameters<IExecuteFunctions['helpers']['prepareBinaryData']>[0], Buffer>;
+
+export type GatewayFunctions = IExecuteFunctions | ILoadOptionsFunctions;
+
+export interface GatewayRequest {
+	method: IHttpRequestMethods;
+	/** Path under the base URL, starting with /v1. */
+	path: string;
+	body?: IDataObject;
+	qs?: IDataObject;
+	/**
+	 * 'read': safe to repeat, retried after 429/502/503/504 and after network failures.
+	 * 'submit': may cost money, retried only after an explicit 429/502/503/504 answer (the service said no) or when the
+	 * connection was never made; any failure after the request went out is an unknown outcome and ends here.
+	 */
+	kind: 'read' | 'submit';
+	itemIndex?: number;
+	/** Idle timeout of the socket. */
+	timeoutMs?: number;
+	retry?: Partial<RetryPolicy>;
+}
+
+export interface StreamResponse {
+	body: Readable;
+	headers: Record<string, string | string[] | undefined>;
+	statusCode: number;
+}
+
+/** Network failures that prove the request never left: nothing can have been accepted. */
+const NOT_SENT_CODES = new Set([
+	'ECONNREFUSED',
+	'ENOTFOUND',
+	'EAI_AGAIN',
+	'EHOSTUNREACH',
+	'ENETUNREACH',
+	'ERR_INVALID_URL',
+]);
+
+const DEFAULT_TIMEOUT_MS = 120_000;
+
+function cancelSignal(ctx: GatewayFunctions): AbortSignal | undefined {
+	return 'getExecutionCancelSignal' in ctx ? ctx.getExecutionCancelSignal() : undefined;
+}
+
+/** Waits that end at once when the execution is cancelled. */
+export async function waitFor(ctx: GatewayFunctions, ms: number): Promise<void> {
+	await sleepWithAbort(ms, cancelSignal(ctx));
+}
+
+interface FailureCause {
+	code: string;
+	aborted: boolean;
+}
+
+/** n8n wraps axios errors in a NodeApiError whose `cause` is the axios error; only its code is read, never its config. */
+function failureCause(error: unknown): FailureCause | undefined {
+	const candidates = [error, (error as { cause?: unknown })?.cause];
+	for (const candidate of candidates) {
+		const code = (candidate as { code?: unknown })?.code;
+		const name = (candidate as { name?: unknown })?.name;
+		if (code === 'ERR_CANCELED' || name === 'CanceledError') return { code: 'ERR_CANCELED', aborted: true };
+		if (typeof code === 'string' && code !== '') return { code, aborted: false };
+	}
+	return undefined;
+}
+
+async function credentialSecrets(ctx: GatewayFunctions): Promise<string[]> {
+	try {
+		const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
+		return typeof credentials.apiKey === 'string' ? [credentials.apiKey] : [];
+	} catch {
+		return [];
+	}
+}
+
+async function baseUrlOf(ctx: GatewayFunctions): Promise<string> {
+	const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
+	return credentials.baseUrl as string;
+}
+
+/** Reads at most `limit` bytes of an error body from a stream, then drops the rest. */
+async function readSmall(stream: Readable, limit = 64 * 1024): Promise<string> {
+	const chunks: Buffer[] = [];
+	let size = 0;
+	try {
+		for await (const chunk of stream) {
+			const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+			chunks.push(buffer);
+			size += buffer.length;
+			if (size >= limit) break;
+		}
+	} catch {
+		// A broken error body still leaves us the status code.
+	} finally {
+		stream.destroy();
+	}
+	return Buffer.concat(chunks).toString('utf8').slice(0, limit);
+}
+
+function headerValue(headers: IN8nHttpFullResponse['headers'], name: string): unknown {
+	return (headers as Record<string, unknown> | undefined)?.[name];
+}
+
+async function send(
+	ctx: GatewayFunctions,
+	request: GatewayRequest,
+	stream: boolean,
+): Promise<IN8nHttpFullResponse> {
+	const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...request.retry };
+	const url = joinUrl(await baseUrlOf(ctx), request.path);
+	const node = ctx.getNode();
+	const started = Date.now();
+	const label = `${request.method} ${request.path}`;
+
+	for (let attempt = 1; ; attempt++) {
+		const options: IHttpRequestOptions = {
+			method: request.method,
+			url,
+			qs: request.qs,
+			body: request.body,
+			json: !stream,
+			encoding: stream ? 'stream' : undefined,
+			returnFullResponse: true,
+			ignoreHttpStatusErrors: true,
+			timeout: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+		};
+		if (request.body !== undefined) options.headers = { 'Content-Type': 'application/json' };
+
+		let response: IN8nHttpFullResponse;
+		try {
+			response = (await ctx.helpers.httpRequestWithAuthentication.call(
+				ctx,
+				CREDENTIAL_TYPE,
+				options,
+			)) as IN8nHttpFullResponse;
+		} catch (error) {
+			const cause = failureCause(error);
+			if (!cause) throw error;
+			if (cause.aborted) throw error;
+			const notSent = NOT_SENT_CODES.has(cause.code);
+			const mayRetry = request.kind === 'read' || notSent;
+			const delay = mayRetry
+				? nextRetryDelay({ attempt, elapsedMs: Date.now() - started, policy })
+				: undefined;
+			if (delay !== undefined) {
+				ctx.logger.warn(`Gen Gateway: ${label} failed (${cause.code}); retry ${attempt + 1} in ${delay} ms`);
+				await waitFor(ctx, delay);
+				continue;
+			}
+			throw networkError(node, {
+				code: cause.code,
+				method: request.method,
+				path: request.path,
+				itemIndex: request.itemIndex,
+				outcomeUnknown: request.kind === 'submit' && !notSent,
+				note: mayRetry ? `Tried ${attempt} time(s).` : undefined,
+			});
+		}
+
+		const status = response.statusCode;
+		if (status >= 200 && status < 300) return response;
+
+		const body = stream ? await readSmall(response.body as Readable) : response.body;
+		if (isRetryableStatus(status)) {
+			const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'));
+			const delay = nextRetryDelay({ attempt, elapsedMs: Date.now() - started, retryAfterMs, policy });
+			if (delay !== undefined) {
+				ctx.logger.warn(`Gen Gateway: ${label} answered ${status}; retry ${attempt + 1} in ${delay} ms`);
+				await waitFor(ctx, delay);
+				continue;
+			}
+		}
+		throw apiErrorFromResponse(node, {
+			status,
+			body,
+			method: request.method,
+			path: request.path,
+			itemIndex: request.itemIndex,
+			secrets: await credentialSecrets(ctx),
+			note: attempt > 1 ? `Tried ${attempt} times.` : undefined,
+		});
+	}
+}
+
+/** A JSON request; resolves with the parsed body of a 2xx answer, or throws a NodeApiError. */
+export async function gatewayJson<T = unknown>(ctx: GatewayFunctions, request: GatewayRequest): Promise<T> {
+	const response = await send(ctx, request, false);
+	const body = response.body;
+	if (body !== null && typeof body === 'object' && !Buffer.isBuffer(body)) return body as T;
+	// A 2xx that is not JSON (empty, truncated, an HTML page): never guess what it meant. For a submission the
+	// service said yes, so a task may exist without us knowing its id: that is an unknown outcome, never resent.
+	const { message } = messageFromBody(body);
+	if (request.kind === 'submit') {
+		throw networkError(ctx.getNode(), {
+			code: 'UNREADABLE_ANSWER',
+			reason: `the service answered ${response.statusCode} but its body could not be read (${message})`,
+			method: request.method,
+			path: request.path,
+			itemIndex: request.itemIndex,
+			outcomeUnknown: true,
+		});
+	}
+	throw apiErrorFromResponse(ctx.getNode(), {
+		status: response.statusCode,
+		body: { error: { message: `Unreadable answer: ${message}` } },
+		method: request.method,
+		path: request.path,
+		itemIndex: request.itemIndex,
+		secrets: await credentialSecrets(ctx),
+	});
+}
+
+/** A request whose 2xx body is handed over as a stream (downloads, server-sent events). */
+export async function gatewayStream(ctx: GatewayFunctions, request: GatewayRequest): Promise<StreamResponse> {
+	const response = await send(ctx, request, true);
+	return {
+		body: response.body as Readable,
+		headers: response.headers as StreamResponse['headers'],
+		statusCode: response.statusCode,
+	};
+}
+
