@@ -1,0 +1,56 @@
+/** A typed client for the admin API, for tests (works with an in-process server or a mock process). */
+import type { FaultRule, LogEntry, TaskScript } from './types';
+
+export interface MockClient {
+	/** http://127.0.0.1:PORT, no trailing slash. */
+	url: string;
+	apiKey: string;
+	/** Replaces all fault rules. */
+	setFaults(rules: FaultRule[]): Promise<void>;
+	/** Merges into the global task script (affects tasks submitted afterwards). */
+	setTaskScript(partial: Partial<TaskScript>): Promise<TaskScript>;
+	/** Clears log, tasks, images, faults; script back to the start-up defaults. */
+	reset(): Promise<void>;
+	log(): Promise<LogEntry[]>;
+	/** Tasks created since the last reset (including accepted-then-cut). */
+	submissions(): Promise<number>;
+	/** sha256 (hex) of the artifact bytes the task serves. */
+	artifactSha256(taskId: string): Promise<string>;
+	/** The internal task record (script, phase, media path/expiry, sha256). */
+	task(taskId: string): Promise<Record<string, unknown>>;
+	/** Memory of the mock process (bytes): rss, heapUsed, maxRss. */
+	health(): Promise<{ pid: number; rss: number; heapUsed: number; maxRss: number }>;
+	stop(): Promise<void>;
+}
+
+async function admin<T>(url: string, method: string, path: string, body?: unknown): Promise<T> {
+	const res = await fetch(`${url}/__mock${path}`, {
+		method,
+		headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
+	const payload = (await res.json()) as T & { error?: { message: string } };
+	if (!res.ok) throw new Error(`mock admin ${method} ${path}: ${res.status} ${payload.error?.message ?? ''}`);
+	return payload;
+}
+
+export function createMockClient(url: string, apiKey: string, stop: () => Promise<void>): MockClient {
+	return {
+		url,
+		apiKey,
+		setFaults: async (rules) => {
+			await admin(url, 'POST', '/faults', { rules });
+		},
+		setTaskScript: (partial) => admin<TaskScript>(url, 'POST', '/task-script', partial),
+		reset: async () => {
+			await admin(url, 'POST', '/reset');
+		},
+		log: () => admin<LogEntry[]>(url, 'GET', '/log'),
+		submissions: async () => (await admin<{ submissions: number }>(url, 'GET', '/state')).submissions,
+		artifactSha256: async (taskId) =>
+			(await admin<{ sha256: string }>(url, 'GET', `/tasks/${encodeURIComponent(taskId)}`)).sha256,
+		task: (taskId) => admin<Record<string, unknown>>(url, 'GET', `/tasks/${encodeURIComponent(taskId)}`),
+		health: () => admin(url, 'GET', '/health'),
+		stop,
+	};
+}

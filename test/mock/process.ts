@@ -1,0 +1,88 @@
+/** Runs the mock as a separate child process (tests talk to a real server over loopback) and returns its client. */
+import { spawn, type ChildProcess } from 'child_process';
+import { once } from 'events';
+import * as path from 'path';
+import { createInterface } from 'readline';
+import type { KeyPermissions } from './auth';
+import { createMockClient, type MockClient } from './client';
+import type { TaskScript } from './types';
+
+export type { MockClient } from './client';
+
+export interface MockProcessOptions {
+	/** Default 0 (random). */
+	port?: number;
+	apiKey?: string;
+	secondaryKeys?: Record<string, KeyPermissions>;
+	defaults?: Partial<TaskScript>;
+	/** Give up waiting for the start-up line after this long (default 20 s). */
+	startTimeoutMs?: number;
+}
+
+const CLI = path.join(__dirname, 'cli.ts');
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function killAllOnExit(): void {
+	if (exitHookInstalled) return;
+	exitHookInstalled = true;
+	process.on('exit', () => {
+		for (const child of live) child.kill('SIGKILL');
+	});
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+	if (child.exitCode !== null || child.signalCode !== null) return;
+	const exited = once(child, 'exit');
+	child.kill('SIGTERM');
+	const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+	await exited;
+	clearTimeout(timer);
+	live.delete(child);
+}
+
+export async function spawnMockProcess(opts: MockProcessOptions = {}): Promise<MockClient> {
+	const env: NodeJS.ProcessEnv = {
+		...process.env,
+		PORT: String(opts.port ?? 0),
+		MOCK_EXIT_WITH_STDIN: '1',
+		...(opts.apiKey ? { MOCK_API_KEY: opts.apiKey } : {}),
+		...(opts.secondaryKeys ? { MOCK_SECONDARY_KEYS: JSON.stringify(opts.secondaryKeys) } : {}),
+		...(opts.defaults ? { MOCK_DEFAULTS: JSON.stringify(opts.defaults) } : {}),
+	};
+	// transpile-only: no type checking at start-up, so the child is up in well under a second.
+	const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI], {
+		env,
+		cwd: path.join(__dirname, '..', '..'),
+		stdio: ['pipe', 'pipe', 'pipe'],
+	});
+	live.add(child);
+	killAllOnExit();
+	child.on('exit', () => live.delete(child));
+
+	let stderr = '';
+	child.stderr?.on('data', (d: Buffer) => {
+		stderr = (stderr + d.toString()).slice(-4000);
+	});
+	const lines = createInterface({ input: child.stdout! });
+	try {
+		const first = await new Promise<string>((resolve, reject) => {
+			const timer = setTimeout(() => reject(new Error('timed out')), opts.startTimeoutMs ?? 20_000);
+			lines.once('line', (line) => {
+				clearTimeout(timer);
+				resolve(line);
+			});
+			child.once('exit', (code) => {
+				clearTimeout(timer);
+				reject(new Error(`exited with code ${code}`));
+			});
+		});
+		const { url, apiKey } = JSON.parse(first) as { url: string; apiKey: string };
+		// Keep draining stdout so the child never blocks on a full pipe.
+		lines.on('line', () => undefined);
+		return createMockClient(url, apiKey, () => stopChild(child));
+	} catch (err) {
+		await stopChild(child);
+		throw new Error(`mock process did not start: ${(err as Error).message}\n${stderr}`);
+	}
+}

@@ -1,0 +1,103 @@
+/** The video task state machine: a task's status is a pure function of its script and the time since submission. */
+import { randomBytes } from 'crypto';
+import { artifactSha256 } from './media';
+import { scriptFor } from './taskScript';
+import type { MockState, TaskRecord } from './types';
+
+export type TaskStatus = 'QUEUED' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
+
+export interface TaskPhase {
+	status: TaskStatus;
+	/** 0–99 while IN_PROGRESS. */
+	progress?: number;
+}
+
+export function createTask(state: MockState, model: string, prompt: string, body: Record<string, unknown>): TaskRecord {
+	const id = `task_${randomBytes(12).toString('hex')}`;
+	const task: TaskRecord = {
+		id,
+		model,
+		prompt,
+		body,
+		createdAtMs: Date.now(),
+		script: scriptFor(state.script, prompt),
+		mediaToken: randomBytes(16).toString('hex'),
+		mediaSeed: id,
+	};
+	state.tasks.set(id, task);
+	state.submissions++;
+	return task;
+}
+
+/** When the run ends (SUCCESS or FAILURE); undefined for tasks that never finish. */
+export function finishedAtMs(task: TaskRecord): number | undefined {
+	if (task.script.outcome === 'never') return undefined;
+	return task.createdAtMs + task.script.queuedMs + task.script.runMs;
+}
+
+export function phaseOf(task: TaskRecord, now = Date.now()): TaskPhase {
+	const { queuedMs, runMs, outcome } = task.script;
+	const elapsed = now - task.createdAtMs;
+	if (elapsed < queuedMs) return { status: 'QUEUED' };
+	const running = elapsed - queuedMs;
+	if (outcome === 'never' || running < runMs) {
+		const share = runMs > 0 ? running / runMs : 1;
+		return { status: 'IN_PROGRESS', progress: Math.min(99, Math.floor(share * 100)) };
+	}
+	return { status: outcome === 'success' ? 'SUCCESS' : 'FAILURE' };
+}
+
+/** The public view of a task (GET /v1/tasks/:id). */
+export function taskView(task: TaskRecord, now = Date.now()): Record<string, unknown> {
+	const phase = phaseOf(task, now);
+	return {
+		task_id: task.id,
+		status: phase.status,
+		...(phase.status === 'IN_PROGRESS' ? { progress: `${phase.progress}%` } : {}),
+		...(phase.status === 'FAILURE' ? { fail_reason: task.script.failReason } : {}),
+		model: task.model,
+		created_at: Math.floor(task.createdAtMs / 1000),
+	};
+}
+
+export function mediaPath(task: TaskRecord): string {
+	return `/tmp-media/${task.mediaToken}.mp4`;
+}
+
+/** The temporary media URL expires `urlTtlMs` after SUCCESS. */
+export function mediaExpiresAtMs(task: TaskRecord): number | undefined {
+	const done = finishedAtMs(task);
+	return done === undefined ? undefined : done + task.script.urlTtlMs;
+}
+
+export function findTaskByToken(state: MockState, token: string): TaskRecord | undefined {
+	for (const task of state.tasks.values()) if (task.mediaToken === token) return task;
+	return undefined;
+}
+
+/** sha256 of the artifact bytes this task serves (computed once from the generator, then cached). */
+export async function taskSha256(task: TaskRecord): Promise<string> {
+	task.sha256 ??= await artifactSha256(task.mediaSeed, task.script.artifactBytes);
+	return task.sha256;
+}
+
+/** The internal record exposed on GET /__mock/tasks/:id. */
+export async function taskRecordView(task: TaskRecord): Promise<Record<string, unknown>> {
+	const now = Date.now();
+	return {
+		id: task.id,
+		model: task.model,
+		prompt: task.prompt,
+		body: task.body,
+		script: task.script,
+		createdAt: new Date(task.createdAtMs).toISOString(),
+		phase: phaseOf(task, now),
+		mediaPath: mediaPath(task),
+		mediaExpiresAt: (() => {
+			const at = mediaExpiresAtMs(task);
+			return at === undefined ? null : new Date(at).toISOString();
+		})(),
+		artifactBytes: task.script.artifactBytes,
+		sha256: await taskSha256(task),
+	};
+}

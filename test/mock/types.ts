@@ -1,0 +1,125 @@
+/** Shapes shared by the mock service's parts (and by tests that drive it). */
+
+/** How a video task behaves; a global default, overridable per task by prompt markers (see README.md). */
+export interface TaskScript {
+	/** Time spent in QUEUED after submission. */
+	queuedMs: number;
+	/** Time spent in IN_PROGRESS before the outcome. */
+	runMs: number;
+	/** 'never' keeps the task IN_PROGRESS forever (progress stops at 99%). */
+	outcome: 'success' | 'failure' | 'never';
+	failReason: string;
+	/** Size of the generated mp4 artifact. */
+	artifactBytes: number;
+	/** Lifetime of the temporary media URL, counted from SUCCESS. */
+	urlTtlMs: number;
+	/** Throttle for content downloads; unset = as fast as the socket takes it. */
+	bytesPerSecond?: number;
+	/** Shape of the artifact list: `{data:[...]}`, a bare array, or `{artifacts:[...]}`. */
+	artifactListShape: 'data' | 'bare' | 'artifacts';
+}
+
+export const DEFAULT_TASK_SCRIPT: TaskScript = {
+	queuedMs: 100,
+	runMs: 400,
+	outcome: 'success',
+	failReason: 'content policy violation',
+	artifactBytes: 256 * 1024,
+	urlTtlMs: 60_000,
+	artifactListShape: 'data',
+};
+
+export type FaultKind =
+	| 'status'
+	| 'cut-after-accept'
+	| 'cut-before'
+	| 'cut-mid-body'
+	| 'malformed-json'
+	| 'html'
+	| 'empty'
+	| 'delay'
+	| 'hang'
+	| 'sse-cut';
+
+export interface FaultRule {
+	/** HTTP method to match (case-insensitive); any when unset. */
+	method?: string;
+	/** Regex source matched against the request path (without the query string). */
+	path: string;
+	/** How many times the rule fires (default 1; -1 = always). */
+	times?: number;
+	/** Let this many matching requests pass before firing. */
+	skip?: number;
+	kind: FaultKind;
+	status?: number;
+	/** Seconds, sent as Retry-After (kind 'status'). */
+	retryAfter?: number;
+	/** Wait before handling (kind 'delay'). */
+	delayMs?: number;
+	/** Bytes of the body sent before the socket is destroyed (kind 'cut-mid-body'; default half). */
+	afterBytes?: number;
+}
+
+export interface LogEntry {
+	seq: number;
+	/** ISO time of arrival. */
+	time: string;
+	method: string;
+	/** Path with query string. */
+	path: string;
+	/** Status sent; 0 when the socket was destroyed before any header. */
+	status: number;
+	/** Parsed JSON request body (raw text if it was not JSON). */
+	body?: unknown;
+	authorized: boolean;
+	/** What happened beyond the status: 'fault:<kind>', 'accepted-then-cut', 'task-created', 'sse-cut', ... */
+	outcome?: string;
+	/** error.message of an error answer. */
+	error?: string;
+	/** Task created or addressed by the request. */
+	taskId?: string;
+	/** sha256 of the binary body served (images, media). */
+	sha256?: string;
+	/** Bytes of body written (binary downloads). */
+	bytes?: number;
+}
+
+export interface TaskRecord {
+	id: string;
+	model: string;
+	prompt: string;
+	body: Record<string, unknown>;
+	createdAtMs: number;
+	script: TaskScript;
+	/** Token of the temporary media URL `/tmp-media/<token>.mp4`. */
+	mediaToken: string;
+	/** Seed of the deterministic artifact bytes. */
+	mediaSeed: string;
+	/** Cached sha256 of the artifact (computed on demand or after a full download). */
+	sha256?: string;
+}
+
+export interface ImageRecord {
+	id: string;
+	model: string;
+	prompt: string;
+	index: number;
+	size: string;
+	bytes: Buffer;
+	sha256: string;
+}
+
+export interface MockState {
+	log: LogEntry[];
+	tasks: Map<string, TaskRecord>;
+	images: Map<string, ImageRecord>;
+	faults: (FaultRule & { fired: number; seen: number })[];
+	script: TaskScript;
+	/** The script `reset` returns to (built-in defaults merged with the start options). */
+	defaults: TaskScript;
+	/** Tasks created since the last reset (includes accepted-then-cut). */
+	submissions: number;
+	seq: number;
+	/** http://127.0.0.1:PORT, set once listening. */
+	baseUrl: string;
+}
