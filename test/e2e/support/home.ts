@@ -1,0 +1,252 @@
+import { randomBytes } from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+
+import { ensureBuilt } from './build';
+import { ensureN8n, type N8nInstall } from './install';
+import { PACKAGE_NAME, REPO_ROOT, TEMP_ROOT } from './paths';
+import { freePort, runProcess, type ProcessResult } from './process';
+import { findSecret, type SecretHit } from './secrets';
+import { startServer, type N8nServer, type ServerOptions } from './server';
+
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+
+export interface N8nHomeOptions {
+	/** A persistent folder to use (created if missing); default: a fresh temporary folder, removed by dispose(). */
+	dir?: string;
+	/** n8n's log level; `debug` makes the secret scans see the most. Default `debug`. */
+	logLevel?: LogLevel;
+	/** Extra environment for every n8n process of this home. */
+	env?: Record<string, string>;
+	/** Run `npm run build` when dist/ is missing or stale instead of failing. Default false. */
+	build?: boolean;
+	/** Link our package in (default true); false gives a plain n8n, for checking the toolkit itself. */
+	withPackage?: boolean;
+}
+
+export interface CredentialImport {
+	/** 16 characters, letters and digits (use randomId()). */
+	id: string;
+	name: string;
+	/** The credential type, e.g. `genGatewayApi`. */
+	type: string;
+	/** The plain fields; n8n encrypts them on import. */
+	data: Record<string, unknown>;
+}
+
+export interface ExecuteResult extends ProcessResult {
+	/** The run n8n printed (IRun: data.resultData.runData, status, ...), or undefined if it printed none. */
+	json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** Letters and digits, the shape n8n uses for workflow and credential ids. */
+export function randomId(length = 16): string {
+	const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+	return Array.from(randomBytes(length), (byte) => alphabet[byte % alphabet.length]).join('');
+}
+
+/** Settings a home keeps across runs, so a persistent home can decrypt what it stored before. */
+interface HomeSettings {
+	encryptionKey: string;
+}
+
+/**
+ * One N8N_USER_FOLDER with our built package linked in as a community package
+ * (`.n8n/nodes/node_modules/n8n-nodes-gen-gateway` → the repository), sqlite, and binary data on disk.
+ * Every n8n process it runs appends its output to logs().
+ */
+export class N8nHome {
+	private output: string[] = [];
+
+	private constructor(
+		readonly dir: string,
+		readonly install: N8nInstall,
+		private readonly settings: HomeSettings,
+		private readonly options: N8nHomeOptions,
+	) {}
+
+	static async create(options: N8nHomeOptions = {}): Promise<N8nHome> {
+		const withPackage = options.withPackage ?? true;
+		if (withPackage) ensureBuilt({ build: options.build });
+		const install = await ensureN8n();
+		const dir = options.dir ?? fs.mkdtempSync(path.join(TEMP_ROOT, 'gen-gateway-n8n-'));
+		fs.mkdirSync(dir, { recursive: true });
+		const settings = loadSettings(dir);
+		if (withPackage) linkPackage(dir);
+		return new N8nHome(path.resolve(dir), install, settings, options);
+	}
+
+	/** The `.n8n` folder n8n keeps its database, config and binary data in. */
+	get n8nFolder(): string {
+		return path.join(this.dir, '.n8n');
+	}
+
+	/** The environment every n8n process of this home gets (N8N-REAL.md's, plus per-process ports). */
+	env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+		const inherited = Object.fromEntries(
+			Object.entries(process.env).filter(([key]) => !/^(N8N_|DB_|EXECUTIONS_|QUEUE_|GENERIC_)/.test(key)),
+		);
+		return {
+			...inherited,
+			PATH: this.install.path,
+			N8N_USER_FOLDER: this.dir,
+			N8N_ENCRYPTION_KEY: this.settings.encryptionKey,
+			N8N_DIAGNOSTICS_ENABLED: 'false',
+			N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+			N8N_TEMPLATES_ENABLED: 'false',
+			N8N_PERSONALIZATION_ENABLED: 'false',
+			N8N_RUNNERS_ENABLED: 'true',
+			N8N_HOST: '127.0.0.1',
+			N8N_LISTEN_ADDRESS: '127.0.0.1',
+			N8N_SECURE_COOKIE: 'false',
+			N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'true',
+			DB_TYPE: 'sqlite',
+			N8N_DEFAULT_BINARY_DATA_MODE: 'filesystem',
+			N8N_LOG_LEVEL: this.options.logLevel ?? 'debug',
+			N8N_LOG_OUTPUT: 'console',
+			...this.options.env,
+			...extra,
+		};
+	}
+
+	/** Runs `n8n <args>` in this home and records its output. Resolves with the exit code; never throws on it. */
+	async cli(args: string[], timeoutMs = 120_000, extraEnv: Record<string, string> = {}): Promise<ProcessResult> {
+		// Every process gets its own task-broker port, so runs never collide with another n8n on this machine.
+		const env = this.env({ N8N_RUNNERS_BROKER_PORT: String(await freePort()), ...extraEnv });
+		this.record(`\n$ n8n ${args.join(' ')}\n`);
+		return await runProcess(this.install.n8nBin, args, {
+			cwd: this.dir,
+			env,
+			timeoutMs,
+			onOutput: (chunk) => this.record(chunk),
+		});
+	}
+
+	/** Imports one credential (n8n encrypts its data); the plain file exists only during the import. */
+	async importCredential(credential: CredentialImport): Promise<string> {
+		await this.importFile('credentials', [credential]);
+		return credential.id;
+	}
+
+	/** Imports one workflow (keeps its id, or gives it a random one) and returns the id. */
+	async importWorkflow(workflow: Record<string, unknown>): Promise<string> {
+		const id = typeof workflow.id === 'string' ? workflow.id : randomId();
+		await this.importFile('workflow', {
+			active: false,
+			settings: { executionOrder: 'v1' },
+			connections: {},
+			...workflow,
+			id,
+		});
+		return id;
+	}
+
+	/** `n8n execute --id <id> --rawOutput`; the run is parsed from the first output line that starts with `{`. */
+	async execute(workflowId: string, timeoutMs = 180_000): Promise<ExecuteResult> {
+		const result = await this.cli(['execute', `--id=${workflowId}`, '--rawOutput'], timeoutMs);
+		return { ...result, json: parseRun(result.stdout) };
+	}
+
+	/** Everything every n8n process of this home printed so far (stdout and stderr, with the commands run). */
+	logs(): string {
+		return this.output.join('');
+	}
+
+	/** Appends output of a process that belongs to this home (used by the server too). */
+	record(chunk: string): void {
+		this.output.push(chunk);
+	}
+
+	/** Where filesystem mode stored a binary, from its id (`filesystem-v2:<path>` or `filesystem:<path>`). */
+	binaryPath(binaryId: string): string {
+		const match = /^(filesystem(?:-v2)?):(.+)$/.exec(binaryId);
+		if (!match) throw new Error(`not a filesystem binary data id: ${binaryId}`);
+		const relative = match[2];
+		// n8n 1.x stores under .n8n/binaryData; 2.x under .n8n/storage.
+		const candidates = ['binaryData', 'storage'].map((base) => path.join(this.n8nFolder, base, relative));
+		for (const candidate of candidates) {
+			if (!path.resolve(candidate).startsWith(this.n8nFolder + path.sep)) throw new Error(`bad binary id ${binaryId}`);
+			if (fs.existsSync(candidate)) return candidate;
+		}
+		throw new Error(`no file for binary ${binaryId}; looked at ${candidates.join(', ')}`);
+	}
+
+	/** The bytes of a binary that filesystem mode stored. */
+	async binaryFile(binaryId: string): Promise<Buffer> {
+		return await fs.promises.readFile(this.binaryPath(binaryId));
+	}
+
+	/** Places where a secret shows up: this home's process output and every file in the home (plain, base64, URL-encoded). */
+	findSecret(secret: string): SecretHit[] {
+		return findSecret(secret, this.logs(), this.dir);
+	}
+
+	/** `n8n start` on a free loopback port (or options.port), resolved once the UI and REST API answer. */
+	async startServer(options: ServerOptions = {}): Promise<N8nServer> {
+		return await startServer(this, options);
+	}
+
+	/** Removes a temporary home (kept when GEN_GATEWAY_E2E_KEEP=1, or when it was a folder the caller chose). */
+	async dispose(): Promise<void> {
+		if (this.options.dir !== undefined || process.env.GEN_GATEWAY_E2E_KEEP === '1') return;
+		await fs.promises.rm(this.dir, { recursive: true, force: true });
+	}
+
+	private async importFile(kind: 'credentials' | 'workflow', content: unknown): Promise<void> {
+		const file = path.join(this.dir, `import-${kind}-${randomId(8)}.json`);
+		fs.writeFileSync(file, JSON.stringify(content), { mode: 0o600 });
+		try {
+			const result = await this.cli([`import:${kind}`, `--input=${file}`]);
+			if (result.exitCode !== 0) {
+				throw new Error(`n8n import:${kind} exited with ${result.exitCode}:\n${result.stdout}\n${result.stderr}`);
+			}
+		} finally {
+			fs.rmSync(file, { force: true });
+		}
+	}
+}
+
+/** A fresh temporary home (or the folder options.dir), with our package linked in. */
+export async function createN8nHome(options: N8nHomeOptions = {}): Promise<N8nHome> {
+	return await N8nHome.create(options);
+}
+
+/** Parses n8n's JSON from the first line that starts with `{` (log lines come before it). */
+export function parseRun(stdout: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
+	const lines = stdout.split('\n');
+	const start = lines.findIndex((line) => line.startsWith('{'));
+	if (start < 0) return undefined;
+	const rest = lines.slice(start);
+	// The JSON ends at a line that is exactly `}`; anything after it is more logging.
+	for (let end = rest.length; end > 0; end--) {
+		if (rest[end - 1] !== '}') continue;
+		try {
+			return JSON.parse(rest.slice(0, end).join('\n'));
+		} catch {
+			// a `}` inside the JSON, keep looking for the outer one
+		}
+	}
+	return undefined;
+}
+
+function loadSettings(dir: string): HomeSettings {
+	const file = path.join(dir, '.gen-gateway-home.json');
+	if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8')) as HomeSettings;
+	const settings: HomeSettings = { encryptionKey: randomBytes(24).toString('hex') };
+	fs.writeFileSync(file, JSON.stringify(settings, null, 2), { mode: 0o600 });
+	return settings;
+}
+
+/** Links the repository as `.n8n/nodes/node_modules/<package>`, as a real community-package install would place it. */
+function linkPackage(dir: string): void {
+	const modules = path.join(dir, '.n8n', 'nodes', 'node_modules');
+	fs.mkdirSync(modules, { recursive: true });
+	const link = path.join(modules, PACKAGE_NAME);
+	try {
+		if (fs.readlinkSync(link) === REPO_ROOT) return;
+		fs.rmSync(link, { force: true });
+	} catch {
+		// no link yet
+	}
+	fs.symlinkSync(REPO_ROOT, link, 'dir');
+}

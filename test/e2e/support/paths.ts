@@ -1,0 +1,23 @@
+import * as path from 'path';
+
+/** The repository root: the package n8n loads as a community package. */
+export const REPO_ROOT = path.resolve(__dirname, '../../..');
+
+/** Our npm package name; n8n 1.123 and 2.x name community node types `<package name>.<node name>`. */
+export const PACKAGE_NAME = 'n8n-nodes-gen-gateway';
+
+/** Prefix of our node types inside n8n, e.g. `n8n-nodes-gen-gateway.genGatewayModels`. */
+export const NODE_TYPE_PREFIX = `${PACKAGE_NAME}.`;
+
+/** Full n8n node type of one of our nodes, from its `description.name`. */
+export function nodeType(name: string): string {
+	return `${NODE_TYPE_PREFIX}${name}`;
+}
+
+/** Which n8n the e2e suite runs against: 1 (default, 1.123.81 on Node 20) or 2 (2.41.1 on Node 24). */
+export function e2eMajor(): 1 | 2 {
+	return process.env.GEN_GATEWAY_E2E_N8N === '2' ? 2 : 1;
+}
+
+/** Where temporary n8n homes go (outside the repo, so no tool crawls the package symlink inside them). */
+export const TEMP_ROOT = process.env.GEN_GATEWAY_E2E_TMP ?? '/tmp';

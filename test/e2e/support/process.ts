@@ -1,0 +1,88 @@
+import { spawn, type ChildProcess } from 'child_process';
+import * as net from 'net';
+
+export interface ProcessResult {
+	exitCode: number | null;
+	signal: NodeJS.Signals | null;
+	stdout: string;
+	stderr: string;
+	durationMs: number;
+}
+
+export interface RunOptions {
+	cwd?: string;
+	env: NodeJS.ProcessEnv;
+	timeoutMs: number;
+	/** Receives every chunk of stdout and stderr, e.g. to keep a log of everything a home's processes printed. */
+	onOutput?: (chunk: string) => void;
+}
+
+/** Runs a command to completion (no stdin); kills its whole process group when it overruns. */
+export async function runProcess(command: string, args: string[], options: RunOptions): Promise<ProcessResult> {
+	const started = Date.now();
+	const child = spawnGroup(command, args, options);
+	let stdout = '';
+	let stderr = '';
+	child.stdout!.on('data', (chunk: Buffer) => {
+		stdout += chunk.toString();
+		options.onOutput?.(chunk.toString());
+	});
+	child.stderr!.on('data', (chunk: Buffer) => {
+		stderr += chunk.toString();
+		options.onOutput?.(chunk.toString());
+	});
+	let timedOut = false;
+	const timer = setTimeout(() => {
+		timedOut = true;
+		killGroup(child, 'SIGKILL');
+	}, options.timeoutMs);
+	const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+		child.on('error', reject);
+		child.on('close', (code, sig) => resolve([code, sig]));
+	}).finally(() => clearTimeout(timer));
+	if (timedOut) {
+		throw new Error(
+			`${command} ${args.join(' ')} did not finish within ${options.timeoutMs} ms\n--- stdout ---\n${tail(stdout)}\n--- stderr ---\n${tail(stderr)}`,
+		);
+	}
+	return { exitCode, signal, stdout, stderr, durationMs: Date.now() - started };
+}
+
+/** Spawns in its own process group (detached), so n8n and its task runner can be stopped together. */
+export function spawnGroup(command: string, args: string[], options: Omit<RunOptions, 'timeoutMs'>): ChildProcess {
+	return spawn(command, args, {
+		cwd: options.cwd,
+		env: options.env,
+		detached: true,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
+}
+
+/** Signals the process group a child leads (it was spawned detached); ignores groups that are already gone. */
+export function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+	if (child.pid === undefined) return;
+	try {
+		process.kill(-child.pid, signal);
+	} catch {
+		// already exited
+	}
+}
+
+/** A TCP port that is free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+	return await new Promise((resolve, reject) => {
+		const server = net.createServer();
+		server.unref();
+		server.on('error', reject);
+		server.listen(0, '127.0.0.1', () => {
+			const address = server.address();
+			if (address === null || typeof address === 'string') return reject(new Error('no port'));
+			server.close(() => resolve(address.port));
+		});
+	});
+}
+
+/** The last lines of a long output, for error messages. */
+export function tail(text: string, lines = 40): string {
+	return text.split('\n').slice(-lines).join('\n');
+}

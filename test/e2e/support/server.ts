@@ -1,0 +1,150 @@
+import type { ChildProcess } from 'child_process';
+
+import type { N8nHome } from './home';
+import { freePort, killGroup, spawnGroup, tail } from './process';
+
+export interface ServerOptions {
+	/** Port on 127.0.0.1; default a free one. */
+	port?: number;
+	/** How long to wait for the server to answer; default 180 s. */
+	readyTimeoutMs?: number;
+}
+
+export interface Owner {
+	email: string;
+	password: string;
+	firstName: string;
+	lastName: string;
+}
+
+/** The owner the tests and `npm start` create unless told otherwise (n8n wants 8+ chars, a digit, an uppercase). */
+export const DEFAULT_OWNER: Owner = {
+	email: 'owner@example.com',
+	password: 'GenGateway-e2e-1',
+	firstName: 'Owner',
+	lastName: 'Example',
+};
+
+export interface RestResponse {
+	status: number;
+	/** Parsed JSON body (n8n wraps most answers in `{ data }`), or the text when it is not JSON. */
+	body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+	headers: Headers;
+}
+
+export interface N8nServer {
+	url: string;
+	port: number;
+	process: ChildProcess;
+	/** Milliseconds from spawn until /healthz answered, and until the REST API answered. */
+	healthyAfterMs: number;
+	readyAfterMs: number;
+	/** Creates the instance owner (only possible once per home) and returns the session cookie. */
+	setupOwner(owner?: Owner): Promise<string>;
+	/** Logs in and returns the session cookie (`n8n-auth=...`). */
+	login(email?: string, password?: string): Promise<string>;
+	/** The owner's session: sets the owner up when the instance has none yet, logs in otherwise. */
+	ownerSession(owner?: Owner): Promise<string>;
+	/** A REST call (`/rest/...`, `/api/v1/...`, `/types/...`), JSON in and out. */
+	rest(method: string, path: string, options?: { body?: unknown; cookie?: string; headers?: Record<string, string> }): Promise<RestResponse>;
+	/** SIGTERM to n8n and its task runner, SIGKILL after 15 s. */
+	stop(): Promise<void>;
+}
+
+export async function startServer(home: N8nHome, options: ServerOptions = {}): Promise<N8nServer> {
+	const port = options.port ?? (await freePort());
+	const url = `http://127.0.0.1:${port}`;
+	const env = home.env({
+		N8N_PORT: String(port),
+		N8N_RUNNERS_BROKER_PORT: String(await freePort()),
+		N8N_EDITOR_BASE_URL: `${url}/`,
+		WEBHOOK_URL: `${url}/`,
+	});
+	home.record(`\n$ n8n start (port ${port})\n`);
+	const started = Date.now();
+	const child = spawnGroup(home.install.n8nBin, ['start'], { cwd: home.dir, env });
+	let output = '';
+	const onChunk = (chunk: Buffer) => {
+		output += chunk.toString();
+		home.record(chunk.toString());
+	};
+	child.stdout!.on('data', onChunk);
+	child.stderr!.on('data', onChunk);
+	const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+	let exitCode: number | null | undefined;
+	child.on('close', (code) => (exitCode = code));
+
+	const rest: N8nServer['rest'] = async (method, path, { body, cookie, headers = {} } = {}) => {
+		const response = await fetch(`${url}${path}`, {
+			method,
+			headers: {
+				...(body === undefined ? {} : { 'content-type': 'application/json' }),
+				...(cookie ? { cookie } : {}),
+				...headers,
+			},
+			body: body === undefined ? undefined : JSON.stringify(body),
+		});
+		const text = await response.text();
+		let parsed: unknown = text;
+		try {
+			parsed = JSON.parse(text);
+		} catch {
+			// not JSON: keep the text
+		}
+		return { status: response.status, body: parsed, headers: response.headers };
+	};
+
+	const waitFor = async (path: string): Promise<number> => {
+		const deadline = started + (options.readyTimeoutMs ?? 180_000);
+		while (Date.now() < deadline) {
+			if (exitCode !== undefined) throw new Error(`n8n start exited with ${exitCode} before answering ${path}:\n${tail(output)}`);
+			try {
+				if ((await rest('GET', path)).status === 200) return Date.now() - started;
+			} catch {
+				// not listening yet
+			}
+			await new Promise((resolve) => setTimeout(resolve, 200));
+		}
+		throw new Error(`n8n start did not answer ${path} in time:\n${tail(output)}`);
+	};
+
+	const stop = async () => {
+		if (exitCode !== undefined) return;
+		killGroup(child, 'SIGTERM');
+		const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 15_000);
+		await exited;
+		clearTimeout(timer);
+	};
+
+	let healthyAfterMs: number;
+	let readyAfterMs: number;
+	try {
+		healthyAfterMs = await waitFor('/healthz');
+		readyAfterMs = await waitFor('/rest/settings');
+	} catch (error) {
+		await stop();
+		throw error;
+	}
+
+	const sessionCookie = (response: RestResponse, what: string): string => {
+		const cookie = response.headers.getSetCookie().find((c) => c.startsWith('n8n-auth='));
+		if (response.status !== 200 || !cookie) {
+			throw new Error(`${what} failed with ${response.status}: ${JSON.stringify(response.body)}`);
+		}
+		return cookie.split(';')[0];
+	};
+
+	const setupOwner = async (owner: Owner = DEFAULT_OWNER) =>
+		sessionCookie(await rest('POST', '/rest/owner/setup', { body: owner }), 'owner setup');
+
+	const login = async (email = DEFAULT_OWNER.email, password = DEFAULT_OWNER.password) =>
+		sessionCookie(await rest('POST', '/rest/login', { body: { emailOrLdapLoginId: email, password } }), 'login');
+
+	const ownerSession = async (owner: Owner = DEFAULT_OWNER) => {
+		const settings = await rest('GET', '/rest/settings');
+		const needsSetup = settings.body?.data?.userManagement?.showSetupOnFirstLoad === true;
+		return needsSetup ? await setupOwner(owner) : await login(owner.email, owner.password);
+	};
+
+	return { url, port, process: child, healthyAfterMs, readyAfterMs, setupOwner, login, ownerSession, rest, stop };
+}
