@@ -8,9 +8,11 @@ import { findVideoModel, VIDEO_MODEL_IDS, type VideoModelCapabilities } from '..
 const urlList = z.array(z.string({ invalid_type_error: 'must be a URL string' }), {
 	invalid_type_error: 'must be an array of URLs',
 });
-const frame = z.union([z.string(), z.array(z.string())], {
+const frame = z.union([z.string(), z.array(z.string({ invalid_type_error: 'must be a URL string' }))], {
 	errorMap: () => ({ message: 'must be a URL or an array with exactly one URL' }),
 });
+
+const SEED_MESSAGE = 'must be an integer or an integer string';
 
 const VendorBody = z
 	.object({
@@ -21,8 +23,8 @@ const VendorBody = z
 		duration: z.number({ invalid_type_error: 'must be an integer' }).int('must be an integer'),
 		aspect_ratio: z.string({ invalid_type_error: 'must be a string' }),
 		resolution: z.string({ invalid_type_error: 'must be a string' }),
-		seed: z.union([z.number().int(), z.string().regex(/^-?\d+$/)], {
-			errorMap: () => ({ message: 'must be an integer or an integer string' }),
+		seed: z.union([z.number().int(SEED_MESSAGE), z.string().regex(/^-?\d+$/, SEED_MESSAGE)], {
+			errorMap: () => ({ message: SEED_MESSAGE }),
 		}),
 		reference_images: urlList,
 		reference_videos: urlList,
