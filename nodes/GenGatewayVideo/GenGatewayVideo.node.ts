@@ -1,0 +1,93 @@
+import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
+
+import { downloadOperationProperties, executeDownload } from './operations/download';
+import { executeGenerate, generateProperties } from './operations/generate';
+import { executeGetStatus, getStatusProperties } from './operations/getStatus';
+import { executeListArtifacts, listArtifactsProperties } from './operations/listArtifacts';
+import { executeWaitForCompletion, waitForCompletionProperties } from './operations/waitForCompletion';
+
+const operations = {
+	generate: executeGenerate,
+	getStatus: executeGetStatus,
+	waitForCompletion: executeWaitForCompletion,
+	listArtifacts: executeListArtifacts,
+	download: executeDownload,
+};
+
+export class GenGatewayVideo implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Gen Gateway Video',
+		name: 'genGatewayVideo',
+		icon: { light: 'file:genGatewayVideo.svg', dark: 'file:genGatewayVideo.dark.svg' },
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{ $parameter["operation"] === "generate" ? "Generate: " + $parameter["model"] : $parameter["operation"] }}',
+		description:
+			'Generate videos with the Gen Gateway asynchronous task API: submit once, wait with polling, download the mp4',
+		defaults: { name: 'Gen Gateway Video' },
+		usableAsTool: true,
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'genGatewayApi', required: true }],
+		properties: [
+			{
+				displayName: 'Operation',
+				name: 'operation',
+				type: 'options',
+				noDataExpression: true,
+				options: [
+					{
+						name: 'Generate',
+						value: 'generate',
+						action: 'Generate a video',
+						description:
+							'Submit a paid video task from a prompt; by default wait for it and download the mp4 into binary data',
+					},
+					{
+						name: 'Get Status',
+						value: 'getStatus',
+						action: 'Get the status of a video task',
+						description: 'One status check of a task: QUEUED, IN_PROGRESS (with progress), SUCCESS or FAILURE',
+					},
+					{
+						name: 'Wait for Completion',
+						value: 'waitForCompletion',
+						action: 'Wait for a video task to complete',
+						description: 'Resume a task submitted earlier: poll until it ends, then download the video',
+					},
+					{
+						name: 'List Artifacts',
+						value: 'listArtifacts',
+						action: 'List the artifacts of a video task',
+						description: 'List the files a finished task produced',
+					},
+					{
+						name: 'Download',
+						value: 'download',
+						action: 'Download a video task artifact',
+						description: 'Stream an artifact of a finished task (by default the video) into binary data',
+					},
+				],
+				default: 'generate',
+			},
+			...generateProperties,
+			...getStatusProperties,
+			...waitForCompletionProperties,
+			...listArtifactsProperties,
+			...downloadOperationProperties,
+		],
+	};
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		const operation = this.getNodeParameter('operation', 0) as keyof typeof operations;
+		const run = operations[operation];
+		if (!run) throw new NodeOperationError(this.getNode(), `Unknown operation "${operation}"`);
+		return [await run.call(this)];
+	}
+}

@@ -1,0 +1,133 @@
+import { NodeOperationError } from 'n8n-workflow';
+import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { downloadArtifact, listArtifacts, pollTask } from './task';
+import type { Artifact, TaskStatus } from './task';
+import type { WaitSettings } from './waitOptions';
+
+/** From a task_id to a finished output item: wait, list artifacts, stream the video into binary data. */
+
+export interface CompletionOptions extends WaitSettings {
+	download: boolean;
+	binaryPropertyName: string;
+	itemIndex: number;
+	/** Fields that lead the output JSON (task_id, model, submitted_at, the request…). */
+	details: IDataObject;
+}
+
+/** Task details an error carries, so an error item (Continue On Fail) says which task and why. */
+export function taskErrorDetails(error: unknown): IDataObject {
+	const context = (error as { context?: IDataObject }).context ?? {};
+	const details: IDataObject = {};
+	for (const key of ['task_id', 'status', 'progress', 'fail_reason', 'model']) {
+		if (context[key] !== undefined) details[key] = context[key];
+	}
+	return details;
+}
+
+function taskError(
+	ctx: IExecuteFunctions,
+	message: string,
+	description: string,
+	itemIndex: number,
+	details: IDataObject,
+): NodeOperationError {
+	const error = new NodeOperationError(ctx.getNode(), message, { itemIndex, description });
+	Object.assign(error.context, details);
+	return error;
+}
+
+function reportProgress(ctx: IExecuteFunctions, status: TaskStatus, last: { text?: string }): void {
+	const text = `${status.status}${status.progress ? ` ${status.progress}` : ''}`;
+	if (text === last.text) return;
+	last.text = text;
+	ctx.logger.debug(`Gen Gateway Video: task ${status.task_id} ${text}`);
+	try {
+		// Shown in the browser console during manual runs; a no-op elsewhere.
+		ctx.sendMessageToUI(`Gen Gateway Video: task ${status.task_id} ${text}`);
+	} catch {
+		// Progress is a courtesy; never fail a paid task over it.
+	}
+}
+
+export function pickVideoArtifact(artifacts: Artifact[]): Artifact | undefined {
+	return artifacts.find((artifact) => artifact.key === 'video');
+}
+
+export async function completeTask(
+	ctx: IExecuteFunctions,
+	taskId: string,
+	options: CompletionOptions,
+): Promise<INodeExecutionData> {
+	const { itemIndex } = options;
+	const last: { text?: string } = {};
+	const result = await pollTask(ctx, taskId, {
+		pollIntervalMs: options.pollIntervalMs,
+		maxWaitMs: options.maxWaitMs,
+		itemIndex,
+		onStatus: (status) => reportProgress(ctx, status, last),
+	});
+	const { status } = result;
+	const details: IDataObject = { ...options.details, task_id: taskId, status: status.status };
+	if (status.progress) details.progress = status.progress;
+
+	if (status.status === 'FAILURE') {
+		const reason = status.fail_reason ?? 'no reason given';
+		throw taskError(
+			ctx,
+			`Video task ${taskId} failed: ${reason}`,
+			'The service reported FAILURE. Correct the request (prompt, references, options) and submit it again; a failed task is never resubmitted automatically.',
+			itemIndex,
+			{ ...details, fail_reason: status.fail_reason ?? null },
+		);
+	}
+	if (result.timedOut) {
+		const minutes = Math.round((options.maxWaitMs / 60_000) * 100) / 100;
+		throw taskError(
+			ctx,
+			`Video task ${taskId} did not finish within ${minutes} minute(s) (last status ${status.status}${status.progress ? `, ${status.progress}` : ''})`,
+			`The task was not resubmitted and may still finish. Resume it with the operation "Wait for Completion" and Task ID ${taskId}, soon after it ends (the video's temporary URL may expire).`,
+			itemIndex,
+			details,
+		);
+	}
+
+	const finishedAt = new Date().toISOString();
+	const artifacts = await listArtifacts(ctx, taskId, itemIndex);
+	const json: IDataObject = {
+		...details,
+		finished_at: finishedAt,
+		waited_seconds: Math.round(result.waitedMs / 100) / 10,
+		polls: result.polls,
+		artifacts,
+	};
+	if (!options.download) return { json, pairedItem: { item: itemIndex } };
+
+	const video = pickVideoArtifact(artifacts);
+	if (!video) {
+		throw taskError(
+			ctx,
+			`Video task ${taskId} succeeded but lists no artifact with key "video"`,
+			`Artifacts listed: ${artifacts.map((artifact) => artifact.key).join(', ') || 'none'}. Use "List Artifacts" / "Download" with another key.`,
+			itemIndex,
+			json,
+		);
+	}
+	const binary: IBinaryKeyData = {};
+	try {
+		binary[options.binaryPropertyName] = await downloadArtifact(ctx, taskId, video, itemIndex);
+	} catch (error) {
+		if (ctx.getExecutionCancelSignal()?.aborted) throw error;
+		const { message, description } = error as { message: string; description?: string };
+		throw taskError(
+			ctx,
+			`Could not download artifact "video" of task ${taskId}: ${message}`,
+			[description, 'The temporary URL behind the video may have expired; it is fetched right after SUCCESS for that reason. Try "Download" with this Task ID; if it has expired, the video must be generated again.']
+				.filter(Boolean)
+				.join(' '),
+			itemIndex,
+			json,
+		);
+	}
+	return { json, binary, pairedItem: { item: itemIndex } };
+}

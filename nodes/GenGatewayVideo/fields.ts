@@ -1,0 +1,222 @@
+import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+
+import { VIDEO_MODELS } from './matrix';
+import type { VideoModelCapabilities } from './matrix';
+
+/**
+ * The Generate operation's model-dependent fields, derived from the matrix. For each field, models that share the same
+ * rules (option list, range, default, limit) share one n8n property; n8n's display options then show, for the selected
+ * model, exactly one variant of each field the model supports and nothing else.
+ */
+
+/** The field spec: which models support a field, and what the field looks like for one of them. */
+export interface ModelFieldSpec {
+	/** Node parameter name: part of the node's public contract (workflows store it). */
+	name: string;
+	/** Key in the request body (section 2.3). */
+	apiName: string;
+	supports(model: VideoModelCapabilities): boolean;
+	/** The property for this model (without name and displayOptions); models with equal results share a variant. */
+	describe(model: VideoModelCapabilities): Omit<INodeProperties, 'name' | 'displayOptions'>;
+}
+
+const optionsOf = (values: readonly string[]): INodePropertyOptions[] =>
+	values.map((value) => ({ name: value, value }));
+
+const urlListHint = 'One URL per line, or separated by commas or spaces; an expression may also give an array';
+
+export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
+	{
+		name: 'duration',
+		apiName: 'duration',
+		supports: () => true,
+		describe: (m) => ({
+			displayName: 'Duration (Seconds)',
+			type: 'number',
+			required: m.duration.required,
+			default: m.duration.default,
+			typeOptions: { minValue: m.duration.min, maxValue: m.duration.max, numberPrecision: 0 },
+			description: m.duration.required
+				? `Length of the video, ${m.duration.min}–${m.duration.max} seconds (required for this model)`
+				: `Length of the video, ${m.duration.min}–${m.duration.max} seconds. Left at ${m.duration.default}, it is not sent and the service applies its default (${m.duration.default} s).`,
+		}),
+	},
+	{
+		name: 'aspectRatio',
+		apiName: 'aspect_ratio',
+		supports: (m) => m.aspectRatios.length > 0,
+		describe: (m) => ({
+			displayName: 'Aspect Ratio',
+			type: 'options',
+			default: '',
+			options: [{ name: 'Service Default', value: '' }, ...optionsOf(m.aspectRatios)],
+			description: 'Frame shape. "Service Default" sends nothing and lets the service choose.',
+		}),
+	},
+	{
+		name: 'resolution',
+		apiName: 'resolution',
+		supports: (m) => m.resolutions.length > 0,
+		describe: (m) => ({
+			displayName: 'Resolution',
+			type: 'options',
+			default: m.defaultResolution,
+			options: optionsOf(m.resolutions),
+			description: `Output resolution. The default (${m.defaultResolution}) is the service's own and is not sent.`,
+		}),
+	},
+	{
+		name: 'generateAudio',
+		apiName: 'generate_audio',
+		supports: (m) => m.audio.supported,
+		describe: (m) => ({
+			displayName: 'Generate Audio',
+			type: 'boolean',
+			default: m.audio.default,
+			description: `Whether the video gets a generated soundtrack (this model's default: ${m.audio.default ? 'on' : 'off'})`,
+		}),
+	},
+	{
+		name: 'seed',
+		apiName: 'seed',
+		supports: (m) => m.seed,
+		describe: () => ({
+			displayName: 'Seed',
+			type: 'string',
+			default: '',
+			placeholder: 'e.g. 42',
+			description: 'An integer for repeatable results; empty lets the service pick one',
+		}),
+	},
+	{
+		name: 'firstImage',
+		apiName: 'first_image',
+		supports: (m) => m.firstImage,
+		describe: () => ({
+			displayName: 'First Frame Image URL',
+			type: 'string',
+			default: '',
+			placeholder: 'https://example.com/first.png',
+			description: 'HTTP(S) URL of an image the video starts from (one URL)',
+		}),
+	},
+	{
+		name: 'lastImage',
+		apiName: 'last_image',
+		supports: (m) => m.lastImage,
+		describe: () => ({
+			displayName: 'Last Frame Image URL',
+			type: 'string',
+			default: '',
+			placeholder: 'https://example.com/last.png',
+			description: 'HTTP(S) URL of an image the video ends on (one URL)',
+		}),
+	},
+	{
+		name: 'referenceImages',
+		apiName: 'reference_images',
+		supports: (m) => m.references.images > 0,
+		describe: (m) => ({
+			displayName: `Reference Images (Up to ${m.references.images})`,
+			type: 'string',
+			typeOptions: { rows: 2 },
+			default: '',
+			placeholder: 'https://example.com/a.png, https://example.com/b.png',
+			description: `HTTP(S) URLs of up to ${m.references.images} reference images. ${urlListHint}.`,
+		}),
+	},
+	{
+		name: 'referenceVideos',
+		apiName: 'reference_videos',
+		supports: (m) => m.references.videos > 0,
+		describe: (m) => ({
+			displayName: `Reference Videos (Up to ${m.references.videos})`,
+			type: 'string',
+			typeOptions: { rows: 2 },
+			default: '',
+			placeholder: 'https://example.com/clip.mp4',
+			description: `HTTP(S) URLs of up to ${m.references.videos} reference videos. ${urlListHint}.`,
+		}),
+	},
+	{
+		name: 'referenceAudios',
+		apiName: 'reference_audios',
+		supports: (m) => m.references.audios > 0,
+		describe: (m) => ({
+			displayName: `Reference Audios (Up to ${m.references.audios})`,
+			type: 'string',
+			typeOptions: { rows: 2 },
+			default: '',
+			placeholder: 'https://example.com/voice.mp3',
+			description: `HTTP(S) URLs of up to ${m.references.audios} reference audio files. ${urlListHint}.`,
+		}),
+	},
+];
+
+export function findFieldSpec(name: string): ModelFieldSpec | undefined {
+	return MODEL_FIELD_SPECS.find((spec) => spec.name === name);
+}
+
+/** The default a field has in the variant shown for this model. */
+export function fieldDefaultFor(spec: ModelFieldSpec, model: VideoModelCapabilities): unknown {
+	return spec.describe(model).default;
+}
+
+/** Every default any variant of the field has (the value n8n fills in when another model's variant was shown). */
+export function fieldDefaults(spec: ModelFieldSpec): unknown[] {
+	return [...new Set(VIDEO_MODELS.map((model) => fieldDefaultFor(spec, model)))];
+}
+
+/** Generate's model-dependent properties: one per field and group of models with identical rules. */
+export function modelFieldProperties(operation: string): INodeProperties[] {
+	const properties: INodeProperties[] = [];
+	for (const spec of MODEL_FIELD_SPECS) {
+		const variants = new Map<string, { property: Omit<INodeProperties, 'name' | 'displayOptions'>; models: string[] }>();
+		for (const model of VIDEO_MODELS) {
+			if (!spec.supports(model)) continue;
+			const property = spec.describe(model);
+			const key = JSON.stringify(property);
+			const variant = variants.get(key) ?? { property, models: [] };
+			variant.models.push(model.id);
+			variants.set(key, variant);
+		}
+		for (const { property, models } of variants.values()) {
+			properties.push({
+				...property,
+				name: spec.name,
+				displayOptions: { show: { operation: [operation], model: models } },
+			} as INodeProperties);
+		}
+	}
+	return properties;
+}
+
+/** One line per model for the model picker: what the matrix allows, so users choose knowingly. */
+export function modelSummary(model: VideoModelCapabilities): string {
+	const refs = model.references;
+	const parts = [
+		`${model.duration.min}–${model.duration.max} s`,
+		model.resolutions.join('/'),
+		`refs ${refs.images}/${refs.videos || '-'}/${refs.audios || '-'} (images/videos/audios)`,
+		model.firstImage ? (model.lastImage ? 'first+last frame' : 'first frame') : undefined,
+		model.audio.supported ? `audio ${model.audio.default ? 'on' : 'off'} by default` : 'no audio',
+		model.seed ? 'seed' : undefined,
+	];
+	return parts.filter(Boolean).join(', ');
+}
+
+export const modelProperty = (operation: string): INodeProperties => ({
+	displayName: 'Model',
+	name: 'model',
+	type: 'options',
+	required: true,
+	default: VIDEO_MODELS[0].id,
+	options: VIDEO_MODELS.map((model) => ({
+		name: model.id,
+		value: model.id,
+		description: modelSummary(model),
+	})),
+	description:
+		'The video model. The fields below follow its capabilities (durations, ratios, resolutions, references, frames, audio, seed).',
+	displayOptions: { show: { operation: [operation] } },
+});

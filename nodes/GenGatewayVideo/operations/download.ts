@@ -1,0 +1,43 @@
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+
+import { listArtifacts, downloadArtifact } from '../task';
+import { DEFAULT_CONCURRENCY } from '../waitOptions';
+import { forEachItem } from './perItem';
+import { readTaskId, taskIdProperty } from './taskId';
+
+export const downloadOperationProperties: INodeProperties[] = [
+	taskIdProperty(['download']),
+	{
+		displayName: 'Artifact Key',
+		name: 'artifactKey',
+		type: 'string',
+		default: 'video',
+		description: 'Which artifact to fetch; the video is "video"',
+		displayOptions: { show: { operation: ['download'] } },
+	},
+	{
+		displayName: 'Put Output File in Field',
+		name: 'binaryPropertyName',
+		type: 'string',
+		default: 'data',
+		hint: 'The name of the output binary field to put the file in',
+		displayOptions: { show: { operation: ['download'] } },
+	},
+];
+
+/** Streams one artifact of a finished task into binary data. */
+export async function executeDownload(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	return await forEachItem(this, DEFAULT_CONCURRENCY, async (itemIndex) => {
+		const taskId = readTaskId(this, itemIndex);
+		const key = ((this.getNodeParameter('artifactKey', itemIndex, 'video') as string) || 'video').trim();
+		const property = this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string;
+		// The listing gives the artifact's MIME type; a listing that fails or lacks the key still lets us try the key.
+		const listed = (await listArtifacts(this, taskId, itemIndex).catch(() => [])).find((a) => a.key === key);
+		const binary = await downloadArtifact(this, taskId, listed ?? { key }, itemIndex);
+		return {
+			json: { task_id: taskId, artifact_key: key, mime_type: binary.mimeType, file_name: binary.fileName },
+			binary: { [property]: binary },
+			pairedItem: { item: itemIndex },
+		};
+	});
+}

@@ -1,0 +1,17 @@
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+
+import { listArtifacts } from '../task';
+import { DEFAULT_CONCURRENCY } from '../waitOptions';
+import { forEachItem } from './perItem';
+import { readTaskId, taskIdProperty } from './taskId';
+
+export const listArtifactsProperties: INodeProperties[] = [taskIdProperty(['listArtifacts'])];
+
+/** The artifacts of a finished task, as one item per task with the list in `artifacts`. */
+export async function executeListArtifacts(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	return await forEachItem(this, DEFAULT_CONCURRENCY, async (itemIndex) => {
+		const taskId = readTaskId(this, itemIndex);
+		const artifacts = await listArtifacts(this, taskId, itemIndex);
+		return { json: { task_id: taskId, artifacts }, pairedItem: { item: itemIndex } };
+	});
+}

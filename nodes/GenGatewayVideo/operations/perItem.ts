@@ -1,0 +1,35 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { mapConcurrent } from '../../shared/concurrency';
+import { errorItem } from '../../shared/items';
+import { taskErrorDetails } from '../completion';
+
+/**
+ * Runs one task operation for every input item (at most `concurrency` at once), keeps input order and pairedItem,
+ * and applies Continue On Fail per item.
+ */
+export async function forEachItem(
+	ctx: IExecuteFunctions,
+	concurrency: number,
+	work: (itemIndex: number) => Promise<INodeExecutionData | INodeExecutionData[]>,
+): Promise<INodeExecutionData[]> {
+	const count = ctx.getInputData().length;
+	const outcomes = await mapConcurrent(count, concurrency, async (itemIndex) => {
+		try {
+			return { items: ([] as INodeExecutionData[]).concat(await work(itemIndex)) };
+		} catch (error) {
+			return { error: error as Error };
+		}
+	});
+	const cancelled = ctx.getExecutionCancelSignal()?.aborted;
+	const out: INodeExecutionData[] = [];
+	for (const [itemIndex, outcome] of outcomes.entries()) {
+		if (outcome.items) {
+			out.push(...outcome.items);
+			continue;
+		}
+		if (cancelled || !ctx.continueOnFail()) throw outcome.error;
+		out.push(errorItem(outcome.error, itemIndex, taskErrorDetails(outcome.error) as IDataObject));
+	}
+	return out;
+}

@@ -1,0 +1,29 @@
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+
+import { completeTask } from '../completion';
+import { downloadProperties, readWaitSettings, waitOptionsProperty } from '../waitOptions';
+import { forEachItem } from './perItem';
+import { readTaskId, taskIdProperty } from './taskId';
+
+const OPERATION = 'waitForCompletion';
+
+export const waitForCompletionProperties: INodeProperties[] = [
+	taskIdProperty([OPERATION]),
+	...downloadProperties([OPERATION]),
+	waitOptionsProperty([OPERATION]),
+];
+
+/** Resumes a task submitted earlier (in this or another execution): poll until done, then download. */
+export async function executeWaitForCompletion(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	const settings = readWaitSettings(this);
+	return await forEachItem(this, settings.maxConcurrency, async (itemIndex) => {
+		const taskId = readTaskId(this, itemIndex);
+		return await completeTask(this, taskId, {
+			...settings,
+			itemIndex,
+			download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
+			binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
+			details: { task_id: taskId },
+		});
+	});
+}

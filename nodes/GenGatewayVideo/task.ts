@@ -1,0 +1,145 @@
+import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
+
+import { networkError } from '../shared/errors';
+import { gatewayJson, gatewayStream, waitFor } from '../shared/transport';
+import type { VideoRequestBody } from './request';
+
+/** The video task endpoints (section 4.2): submit, query, list artifacts, stream the content. */
+
+export type TaskState = 'QUEUED' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
+
+export interface TaskStatus {
+	task_id: string;
+	/** Upper-cased; anything outside the four documented states is kept as it came and treated as still running. */
+	status: string;
+	progress?: string;
+	fail_reason?: string;
+}
+
+export interface Artifact extends IDataObject {
+	key: string;
+	type?: string;
+	mime_type?: string;
+}
+
+const taskPath = (taskId: string) => `/v1/tasks/${encodeURIComponent(taskId)}`;
+
+/** The paid call: sent once; only an explicit 429/502/503/504 answer is retried (the transport's rules). */
+export async function submitTask(ctx: IExecuteFunctions, body: VideoRequestBody, itemIndex: number): Promise<string> {
+	const answer = await gatewayJson<IDataObject>(ctx, {
+		method: 'POST',
+		path: '/v1/tasks/vendor',
+		body: body as unknown as IDataObject,
+		kind: 'submit',
+		itemIndex,
+	});
+	const taskId = answer.task_id ?? (answer.data as IDataObject | undefined)?.task_id;
+	if (typeof taskId !== 'string' || taskId === '') {
+		// Accepted, but we cannot follow the task: as unknown as a lost answer, and never resent.
+		throw networkError(ctx.getNode(), {
+			code: 'NO_TASK_ID',
+			method: 'POST',
+			path: '/v1/tasks/vendor',
+			itemIndex,
+			outcomeUnknown: true,
+			reason: 'the service answered without a task_id',
+		});
+	}
+	return taskId;
+}
+
+export function statusFromBody(taskId: string, body: IDataObject): TaskStatus {
+	const record = (body.data && typeof body.data === 'object' ? body.data : body) as IDataObject;
+	const status: TaskStatus = {
+		task_id: typeof record.task_id === 'string' ? record.task_id : taskId,
+		status: typeof record.status === 'string' ? record.status.trim().toUpperCase() : 'UNKNOWN',
+	};
+	if (record.progress !== undefined && record.progress !== null) status.progress = String(record.progress);
+	if (typeof record.fail_reason === 'string' && record.fail_reason !== '') status.fail_reason = record.fail_reason;
+	return status;
+}
+
+export async function getTaskStatus(ctx: IExecuteFunctions, taskId: string, itemIndex: number): Promise<TaskStatus> {
+	const body = await gatewayJson<IDataObject>(ctx, { method: 'GET', path: taskPath(taskId), kind: 'read', itemIndex });
+	return statusFromBody(taskId, body);
+}
+
+/** Tolerates a bare array or a list wrapped in `data` / `artifacts` (the full shape is not part of the contract). */
+export function artifactsFromBody(body: unknown): Artifact[] {
+	const record = body as Record<string, unknown> | undefined;
+	const list = Array.isArray(body) ? body : (record?.data ?? record?.artifacts);
+	if (!Array.isArray(list)) return [];
+	return list.filter(
+		(entry): entry is Artifact => !!entry && typeof entry === 'object' && typeof (entry as IDataObject).key === 'string',
+	);
+}
+
+export async function listArtifacts(ctx: IExecuteFunctions, taskId: string, itemIndex: number): Promise<Artifact[]> {
+	const body = await gatewayJson<unknown>(ctx, {
+		method: 'GET',
+		path: `${taskPath(taskId)}/artifacts`,
+		kind: 'read',
+		itemIndex,
+	});
+	return artifactsFromBody(body);
+}
+
+export interface WaitOptions {
+	pollIntervalMs: number;
+	maxWaitMs: number;
+	itemIndex: number;
+	onStatus?: (status: TaskStatus) => void;
+}
+
+export interface WaitResult {
+	status: TaskStatus;
+	polls: number;
+	waitedMs: number;
+	/** True when maxWait ran out before SUCCESS or FAILURE. */
+	timedOut: boolean;
+}
+
+/**
+ * Polls until SUCCESS or FAILURE (returned at once, no further poll) or until maxWait. The first poll is immediate:
+ * a resumed task may be finished already. Every wait ends at once when the execution is cancelled.
+ */
+export async function pollTask(ctx: IExecuteFunctions, taskId: string, options: WaitOptions): Promise<WaitResult> {
+	const started = Date.now();
+	for (let polls = 1; ; polls++) {
+		const status = await getTaskStatus(ctx, taskId, options.itemIndex);
+		options.onStatus?.(status);
+		const waitedMs = Date.now() - started;
+		if (status.status === 'SUCCESS' || status.status === 'FAILURE') {
+			return { status, polls, waitedMs, timedOut: false };
+		}
+		const remaining = options.maxWaitMs - waitedMs;
+		if (remaining <= 0) return { status, polls, waitedMs, timedOut: true };
+		await waitFor(ctx, Math.min(options.pollIntervalMs, remaining));
+	}
+}
+
+/**
+ * Streams an artifact straight into n8n's binary data (never whole in memory in filesystem mode). Done right after
+ * SUCCESS: the temporary URL behind the content may expire.
+ */
+export async function downloadArtifact(
+	ctx: IExecuteFunctions,
+	taskId: string,
+	artifact: Pick<Artifact, 'key' | 'mime_type'>,
+	itemIndex: number,
+): Promise<IBinaryData> {
+	const response = await gatewayStream(ctx, {
+		method: 'GET',
+		path: `${taskPath(taskId)}/artifacts/${encodeURIComponent(artifact.key)}/content`,
+		kind: 'read',
+		itemIndex,
+	});
+	const headerType = response.headers['content-type'];
+	const mimeType =
+		artifact.mime_type ??
+		(typeof headerType === 'string' && headerType !== 'application/octet-stream' ? headerType.split(';')[0] : undefined) ??
+		'video/mp4';
+	const extension = mimeType === 'video/mp4' ? 'mp4' : (mimeType.split('/')[1] ?? 'bin');
+	const fileName = artifact.key === 'video' ? `${taskId}.${extension}` : `${taskId}-${artifact.key}.${extension}`;
+	return await ctx.helpers.prepareBinaryData(response.body, fileName, mimeType);
+}
