@@ -1,0 +1,107 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import { readModel } from '../shared/requestFields';
+import { gatewayJson } from '../shared/transport';
+import { CompletionAssembler } from './completionStream';
+import { mergeExtraBody, optionFields, readOptions, wantsStream } from './options';
+import { completionReply, replyJson } from './output';
+import { streamedRequest } from './streaming';
+
+/** Operation "Message a Model": POST /v1/chat/completions. */
+
+const PATH = '/v1/chat/completions';
+
+const show = { show: { operation: ['message'] } };
+
+export const messageModelProperties: INodeProperties[] = [
+	{
+		displayName: 'System Message',
+		name: 'systemMessage',
+		type: 'string',
+		typeOptions: { rows: 2 },
+		default: '',
+		placeholder: 'e.g. You are a helpful assistant',
+		description: 'Optional instructions sent first, with the role "system"',
+		displayOptions: show,
+	},
+	{
+		displayName: 'Messages',
+		name: 'messages',
+		type: 'fixedCollection',
+		typeOptions: { multipleValues: true, sortable: true },
+		placeholder: 'Add Message',
+		default: { values: [{ role: 'user', content: '' }] },
+		displayOptions: show,
+		options: [
+			{
+				displayName: 'Message',
+				name: 'values',
+				values: [
+					{
+						displayName: 'Role',
+						name: 'role',
+						type: 'options',
+						default: 'user',
+						options: [
+							{ name: 'User', value: 'user', description: 'What the user says' },
+							{ name: 'Assistant', value: 'assistant', description: 'An earlier answer of the model' },
+							{ name: 'System', value: 'system', description: 'Instructions for the model' },
+						],
+					},
+					{
+						displayName: 'Content',
+						name: 'content',
+						type: 'string',
+						typeOptions: { rows: 2 },
+						default: '',
+						placeholder: 'e.g. Hello, how can you help me?',
+					},
+				],
+			},
+		],
+	},
+];
+
+export interface MessageEntry {
+	role?: string;
+	content?: string;
+}
+
+/** The system message (when given) first, then the listed messages in order. */
+export function chatMessages(systemMessage: string, entries: MessageEntry[]): IDataObject[] {
+	const messages: IDataObject[] = [];
+	if (systemMessage.trim() !== '') messages.push({ role: 'system', content: systemMessage });
+	for (const entry of entries) messages.push({ role: entry.role ?? 'user', content: entry.content ?? '' });
+	return messages;
+}
+
+export async function messageModel(ctx: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+	const model = readModel(ctx, itemIndex);
+	const systemMessage = ctx.getNodeParameter('systemMessage', itemIndex, '') as string;
+	const entries = ctx.getNodeParameter('messages.values', itemIndex, []) as MessageEntry[];
+	const simplify = ctx.getNodeParameter('simplify', itemIndex, true) as boolean;
+	const { options, extra } = readOptions(ctx, itemIndex);
+
+	let body: IDataObject = {
+		model,
+		messages: chatMessages(systemMessage, entries),
+		...optionFields(ctx, options, 'chat', itemIndex),
+	};
+	if (wantsStream(ctx, options.streaming)) {
+		// Usage comes on the last chunk only when asked for.
+		body.stream = true;
+		body.stream_options = { include_usage: true };
+	}
+	body = mergeExtraBody(body, extra);
+
+	const response =
+		body.stream === true
+			? await streamedRequest(ctx, { path: PATH, body, itemIndex, assembler: new CompletionAssembler() })
+			: await gatewayJson<IDataObject>(ctx, { method: 'POST', path: PATH, body, kind: 'submit', itemIndex });
+
+	return replyJson(ctx, response, completionReply(response), {
+		simplify,
+		jsonOutput: options.jsonOutput === true,
+		itemIndex,
+	});
+}

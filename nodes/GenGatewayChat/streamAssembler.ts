@@ -1,0 +1,30 @@
+import type { IDataObject } from 'n8n-workflow';
+
+/** What the streaming reader needs from the code that understands one endpoint's events. */
+export interface StreamAssembler {
+	/** Takes one parsed event; returns the text it adds to the answer ('' when none). Throws for an error event. */
+	add(eventName: string, payload: IDataObject): string;
+	/** The answer text received so far (kept when the stream breaks). */
+	text(): string;
+	/** True when the events alone prove the answer is whole (a terminal event), even without `[DONE]`. */
+	finished(): boolean;
+	/** The whole answer in the shape the endpoint returns without streaming. */
+	result(): IDataObject;
+}
+
+/** An error the service reported inside the stream (not a broken connection). */
+export class StreamEventError extends Error {
+	constructor(message: string) {
+		super(message);
+		this.name = 'StreamEventError';
+	}
+}
+
+export function errorMessageOf(payload: IDataObject): string | undefined {
+	const error = payload.error;
+	if (error && typeof error === 'object' && typeof (error as IDataObject).message === 'string') {
+		return (error as IDataObject).message as string;
+	}
+	if (typeof error === 'string') return error;
+	return undefined;
+}

@@ -1,0 +1,174 @@
+import { NodeApiError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+
+import { OUTCOME_UNKNOWN, redact } from '../shared/errors';
+import { consumeSse } from '../shared/sse';
+import { CREDENTIAL_TYPE, gatewayStream } from '../shared/transport';
+import type { Readable } from '../shared/transport';
+import { StreamEventError } from './streamAssembler';
+import type { StreamAssembler } from './streamAssembler';
+
+/**
+ * A streamed answer (section 6): request `stream: true`, read the server-sent events as they arrive, forward each
+ * piece of text to n8n's chat when the execution is streamed there, and assemble the whole answer. The stream is
+ * complete only at `data: [DONE]`; anything else is a broken stream whose upstream work may still be running.
+ */
+
+/** Where an error item keeps the text that arrived before a stream broke. */
+export const PARTIAL_CONTENT = 'partialContent';
+
+type ChunkingFunctions = Partial<Pick<IExecuteFunctions, 'isStreaming' | 'sendChunk'>>;
+
+/** n8n (since 1.101) streams some executions to a chat; older versions have no such functions. */
+export function canStreamToChat(ctx: IExecuteFunctions): boolean {
+	const chunking = ctx as ChunkingFunctions;
+	if (typeof chunking.isStreaming !== 'function' || typeof chunking.sendChunk !== 'function') return false;
+	return ctx.isStreaming() === true;
+}
+
+class UnreadableEventError extends Error {}
+
+interface StreamRequest {
+	path: string;
+	body: IDataObject;
+	itemIndex: number;
+	assembler: StreamAssembler;
+}
+
+async function secretsOf(ctx: IExecuteFunctions): Promise<string[]> {
+	try {
+		const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
+		return typeof credentials.apiKey === 'string' ? [credentials.apiKey] : [];
+	} catch {
+		return [];
+	}
+}
+
+function withPartial(error: NodeApiError, partial: string, outcomeUnknown: boolean): NodeApiError {
+	error.context[PARTIAL_CONTENT] = partial;
+	error.context[OUTCOME_UNKNOWN] = outcomeUnknown;
+	return error;
+}
+
+export function brokenStreamError(
+	ctx: IExecuteFunctions,
+	request: { path: string; itemIndex: number },
+	partial: string,
+	reason: string,
+): NodeApiError {
+	const message = `The stream of POST ${request.path} broke before it was complete (${reason}): the output is incomplete, ${partial.length} characters arrived. The upstream generation may not have been cancelled (it may still run and be charged), so the request was not resent.`;
+	const description =
+		'A broken stream does not prove that the service stopped working on the request. The text received so far is kept in the error item ("partialContent") when the node continues on fail. Check the network and any proxy that may cut long-lived connections before running it again.';
+	const error = new NodeApiError(
+		ctx.getNode(),
+		{ message, code: 'STREAM_BROKEN' },
+		{ message, description, itemIndex: request.itemIndex },
+	);
+	return withPartial(error, partial, true);
+}
+
+async function serviceStreamError(
+	ctx: IExecuteFunctions,
+	request: { path: string; itemIndex: number },
+	partial: string,
+	serviceMessage: string,
+): Promise<NodeApiError> {
+	const safe = redact(serviceMessage, await secretsOf(ctx));
+	const message = `POST ${request.path} failed while streaming: ${safe}`;
+	const error = new NodeApiError(
+		ctx.getNode(),
+		{ message: safe, code: 'STREAM_ERROR' },
+		{
+			message,
+			description: `The service reported an error in the middle of its answer; the output is incomplete (${partial.length} characters arrived, kept in "partialContent" when the node continues on fail).`,
+			itemIndex: request.itemIndex,
+		},
+	);
+	return withPartial(error, partial, false);
+}
+
+function reasonOf(error: unknown): string {
+	const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+	if (typeof code === 'string' && code) return `connection error ${code}`;
+	if (typeof message === 'string' && message) return message;
+	return 'the connection failed';
+}
+
+async function readAll(stream: Readable, limit = 16 * 1024 * 1024): Promise<string> {
+	const chunks: Buffer[] = [];
+	let size = 0;
+	for await (const chunk of stream) {
+		const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+		size += buffer.length;
+		if (size > limit) throw new Error(`answer larger than ${limit} bytes`);
+		chunks.push(buffer);
+	}
+	return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A service that ignores `stream: true` answers with plain JSON; take it as the whole answer. */
+async function plainAnswer(ctx: IExecuteFunctions, request: StreamRequest, stream: Readable): Promise<IDataObject> {
+	let text: string;
+	try {
+		text = await readAll(stream);
+	} catch (error) {
+		throw brokenStreamError(ctx, request, '', reasonOf(error));
+	}
+	try {
+		const parsed = JSON.parse(text) as unknown;
+		if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as IDataObject;
+	} catch {
+		// fall through
+	}
+	throw brokenStreamError(ctx, request, '', 'the answer was neither an event stream nor a JSON object');
+}
+
+/** Sends the request with `stream: true` in `body` and returns the assembled answer (unstreamed shape). */
+export async function streamedRequest(ctx: IExecuteFunctions, request: StreamRequest): Promise<IDataObject> {
+	const { assembler, itemIndex } = request;
+	const response = await gatewayStream(ctx, {
+		method: 'POST',
+		path: request.path,
+		body: request.body,
+		kind: 'submit',
+		itemIndex,
+	});
+	const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
+	if (contentType.includes('application/json')) return await plainAnswer(ctx, request, response.body);
+
+	const forward = canStreamToChat(ctx);
+	let began = false;
+	try {
+		if (forward) {
+			await ctx.sendChunk('begin', itemIndex);
+			began = true;
+		}
+		const { done } = await consumeSse(response.body, async (event) => {
+			let payload: unknown;
+			try {
+				payload = JSON.parse(event.data);
+			} catch {
+				throw new UnreadableEventError('an event whose data is not JSON');
+			}
+			if (!payload || typeof payload !== 'object' || Array.isArray(payload)) {
+				throw new UnreadableEventError('an event whose data is not a JSON object');
+			}
+			const piece = assembler.add(event.event, payload as IDataObject);
+			if (forward && piece) await ctx.sendChunk('item', itemIndex, piece);
+		});
+		if (!done && !assembler.finished()) {
+			throw brokenStreamError(ctx, request, assembler.text(), 'the connection closed before data: [DONE]');
+		}
+	} catch (error) {
+		if (error instanceof NodeApiError) throw error;
+		if (error instanceof StreamEventError) {
+			throw await serviceStreamError(ctx, request, assembler.text(), error.message);
+		}
+		if (ctx.getExecutionCancelSignal()?.aborted) throw error;
+		throw brokenStreamError(ctx, request, assembler.text(), reasonOf(error));
+	} finally {
+		response.body.destroy();
+		if (began) await ctx.sendChunk('end', itemIndex);
+	}
+	return assembler.result();
+}

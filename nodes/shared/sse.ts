@@ -1,0 +1,140 @@
+/**
+ * Server-sent events (section 6): a pure, incremental parser. Bytes go in as they arrive, whole events come out;
+ * an event split across chunks (even inside a UTF-8 character or between CR and LF) waits for its missing part.
+ * The stream ends at the event `data: [DONE]`; anything after it is ignored.
+ */
+
+export interface SseEvent {
+	/** The `event:` name; 'message' when the event had none. */
+	event: string;
+	/** The `data:` lines of the event, joined with '\n'. */
+	data: string;
+	/** The last `id:` seen, if any. */
+	id?: string;
+}
+
+export const DONE_MARKER = '[DONE]';
+
+export class SseParser {
+	/** True once `data: [DONE]` arrived: the stream is complete. */
+	done = false;
+
+	private readonly decoder = new TextDecoder('utf-8');
+
+	/** Text of the current line that has not met its line end yet. */
+	private partialLine = '';
+
+	/** The previous chunk ended with CR: a LF at the start of the next one belongs to the same line end. */
+	private afterCR = false;
+
+	private dataLines: string[] = [];
+
+	private eventName = '';
+
+	private lastId: string | undefined;
+
+	private startOfStream = true;
+
+	/** Feeds a chunk; returns the events it completed (none after [DONE]). */
+	push(chunk: Uint8Array | string): SseEvent[] {
+		if (this.done) return [];
+		const text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
+		return this.feed(text);
+	}
+
+	/**
+	 * The source has ended. A last line without its line end still counts, but an event never closed by a blank line
+	 * is dropped (it may be cut short) — except `data: [DONE]`, which cannot be half of anything.
+	 */
+	end(): SseEvent[] {
+		if (this.done) return [];
+		const events = this.feed(this.decoder.decode());
+		if (this.partialLine !== '') {
+			const line = this.partialLine;
+			this.partialLine = '';
+			this.line(line, events);
+		}
+		if (!this.done && this.dataLines.join('\n').trim() === DONE_MARKER) this.done = true;
+		this.dataLines = [];
+		this.eventName = '';
+		return events;
+	}
+
+	private feed(input: string): SseEvent[] {
+		const events: SseEvent[] = [];
+		let text = input;
+		if (this.startOfStream && text.length > 0) {
+			this.startOfStream = false;
+			if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+		}
+		let start = 0;
+		if (this.afterCR && text.length > 0) {
+			if (text.charCodeAt(0) === 10) start = 1;
+			this.afterCR = false;
+		}
+		for (let i = start; i < text.length; i++) {
+			const code = text.charCodeAt(i);
+			if (code !== 10 && code !== 13) continue;
+			const line = this.partialLine + text.slice(start, i);
+			this.partialLine = '';
+			if (code === 13) {
+				if (i + 1 === text.length) this.afterCR = true;
+				else if (text.charCodeAt(i + 1) === 10) i++;
+			}
+			start = i + 1;
+			this.line(line, events);
+			if (this.done) return events;
+		}
+		this.partialLine += text.slice(start);
+		return events;
+	}
+
+	private line(line: string, events: SseEvent[]): void {
+		if (line === '') {
+			this.dispatch(events);
+			return;
+		}
+		if (line.startsWith(':')) return; // a comment, often a keep-alive
+		const colon = line.indexOf(':');
+		const field = colon === -1 ? line : line.slice(0, colon);
+		let value = colon === -1 ? '' : line.slice(colon + 1);
+		if (value.startsWith(' ')) value = value.slice(1);
+		if (field === 'data') this.dataLines.push(value);
+		else if (field === 'event') this.eventName = value;
+		else if (field === 'id' && !value.includes('\0')) this.lastId = value;
+		// 'retry' and unknown fields carry nothing a client of this service needs.
+	}
+
+	private dispatch(events: SseEvent[]): void {
+		const lines = this.dataLines;
+		const name = this.eventName;
+		this.dataLines = [];
+		this.eventName = '';
+		if (lines.length === 0) return;
+		const data = lines.join('\n');
+		if (data.trim() === DONE_MARKER) {
+			this.done = true;
+			return;
+		}
+		const event: SseEvent = { event: name || 'message', data };
+		if (this.lastId !== undefined) event.id = this.lastId;
+		events.push(event);
+	}
+}
+
+/**
+ * Reads a byte stream to its end or to `[DONE]`, handing each event to `onEvent` as soon as it is complete.
+ * Resolves with whether `[DONE]` arrived; a failing source rejects (the caller decides what a broken stream means).
+ */
+export async function consumeSse(
+	source: AsyncIterable<Uint8Array | string>,
+	onEvent: (event: SseEvent) => void | Promise<void>,
+): Promise<{ done: boolean }> {
+	const parser = new SseParser();
+	for await (const chunk of source) {
+		for (const event of parser.push(chunk)) await onEvent(event);
+		if (parser.done) return { done: true };
+	}
+	for (const event of parser.end()) await onEvent(event);
+	return { done: parser.done };
+}
