@@ -85,6 +85,8 @@ export async function sendStream(
 	headers: Record<string, string>,
 	source: AsyncIterable<Buffer> | Iterable<Buffer>,
 	onComplete?: (sha256: string, bytes: number) => void,
+	/** Called with each source chunk once the socket no longer needs it (lets the source reuse buffers). */
+	release?: (chunk: Buffer) => void,
 ): Promise<void> {
 	const total = Number(headers['Content-Length'] ?? -1);
 	const limit =
@@ -99,7 +101,7 @@ export async function sendStream(
 			const part = chunk.length > limit - sent ? chunk.subarray(0, limit - sent) : chunk;
 			sent += part.length;
 			hash.update(part);
-			const more = ctx.res.write(part);
+			const more = ctx.res.write(part, () => release?.(chunk));
 			if (sent >= limit) {
 				// Let the partial body reach the client, then drop the connection.
 				await new Promise<void>((resolve) => ctx.res.write(Buffer.alloc(0), () => resolve()));

@@ -51,19 +51,22 @@ export function setFaultRules(state: MockState, body: unknown): string | undefin
 	return undefined;
 }
 
-/** The first rule that fires for this request, with its counters advanced. */
+/**
+ * The first rule that fires for this request. Every matching rule counts the request (so `skip: 1` means
+ * "from the 2nd matching request on", whatever other rules did with the 1st).
+ */
 export function pickFault(state: MockState, method: string, path: string): FaultRule | undefined {
+	let chosen: (typeof state.faults)[number] | undefined;
 	for (const rule of state.faults) {
 		if (rule.method && rule.method.toUpperCase() !== method.toUpperCase()) continue;
 		if (!new RegExp(rule.path).test(path)) continue;
-		const times = rule.times ?? 1;
-		if (times !== -1 && rule.fired >= times) continue;
 		rule.seen++;
-		if (rule.seen <= (rule.skip ?? 0)) continue;
-		rule.fired++;
-		return rule;
+		const times = rule.times ?? 1;
+		const eligible = rule.seen > (rule.skip ?? 0) && (times === -1 || rule.fired < times);
+		if (eligible && !chosen) chosen = rule;
 	}
-	return undefined;
+	if (chosen) chosen.fired++;
+	return chosen;
 }
 
 const HTML_PAGE =

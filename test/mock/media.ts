@@ -2,12 +2,11 @@
  * Deterministic media: mp4-looking artifacts generated as streams (never held whole in memory) and tiny PNGs.
  * Same seed and size → same bytes, so a sha256 can be computed without storing anything.
  */
-import { createCipheriv, createHash } from 'crypto';
+import { createHash } from 'crypto';
 import { setTimeout as wait } from 'timers/promises';
 import { deflateSync } from 'zlib';
 
 const CHUNK = 64 * 1024;
-const ZEROS = Buffer.alloc(CHUNK);
 
 /** A real `ftyp` box (isom brand) followed by an `mdat` box header covering the rest of the file. */
 export function mp4Header(totalBytes: number): Buffer {
@@ -22,16 +21,70 @@ export function mp4Header(totalBytes: number): Buffer {
 	return Buffer.concat([ftyp, mdat]);
 }
 
-/** Yields the artifact's bytes in chunks: the header, then an AES-CTR keystream (fast, deterministic). */
-export function* artifactChunks(seed: string, totalBytes: number, chunkSize = CHUNK): Generator<Buffer> {
-	const key = createHash('sha256').update(`key:${seed}`).digest();
-	const iv = createHash('sha256').update(`iv:${seed}`).digest().subarray(0, 16);
-	const cipher = createCipheriv('aes-256-ctr', key, iv);
+/**
+ * xorshift128 keystream seeded from the task: cheap, deterministic, and written into caller-owned buffers
+ * (no allocation per chunk, so streaming a huge artifact leaves no garbage behind).
+ */
+class Keystream {
+	private x: number;
+	private y: number;
+	private z: number;
+	private w: number;
+
+	constructor(seed: string) {
+		const h = createHash('sha256').update(`artifact:${seed}`).digest();
+		this.x = h.readUInt32LE(0) | 1;
+		this.y = h.readUInt32LE(4);
+		this.z = h.readUInt32LE(8);
+		this.w = h.readUInt32LE(12);
+	}
+
+	/** Fills `buf` (length a multiple of 4 except for the very last chunk of a stream). */
+	fill(buf: Buffer): void {
+		const words = buf.length >>> 2;
+		const view = new DataView(buf.buffer, buf.byteOffset, buf.length);
+		let { x, y, z, w } = this;
+		for (let i = 0; i < words; i++) {
+			const t = x ^ (x << 11);
+			x = y;
+			y = z;
+			z = w;
+			w = w ^ (w >>> 19) ^ (t ^ (t >>> 8));
+			view.setUint32(i << 2, w >>> 0, true);
+		}
+		for (let i = words << 2; i < buf.length; i++) buf[i] = (w >>> (8 * (i & 3))) & 0xff;
+		Object.assign(this, { x, y, z, w });
+	}
+}
+
+/** Reuses chunk buffers once the socket has taken them (see `release`), with a small cap. */
+export class ChunkPool {
+	private free: Buffer[] = [];
+
+	constructor(readonly chunkSize: number) {}
+
+	take(): Buffer {
+		return this.free.pop() ?? Buffer.allocUnsafe(this.chunkSize);
+	}
+
+	release = (buf: Buffer): void => {
+		if (buf.length === this.chunkSize && this.free.length < 32) this.free.push(buf);
+	};
+}
+
+/**
+ * Yields the artifact's bytes in chunks: the mp4 header, then the keystream. A yielded chunk is only valid until the
+ * consumer hands it back to `pool.release` (or forever, without a pool).
+ */
+export function* artifactChunks(seed: string, totalBytes: number, pool: ChunkPool): Generator<Buffer> {
+	const stream = new Keystream(seed);
 	const header = mp4Header(totalBytes);
 	let pos = 0;
 	while (pos < totalBytes) {
-		const n = Math.min(chunkSize, totalBytes - pos);
-		const chunk = cipher.update(ZEROS.subarray(0, n));
+		const n = Math.min(pool.chunkSize, totalBytes - pos);
+		const buf = pool.take();
+		const chunk = n === buf.length ? buf : buf.subarray(0, n);
+		stream.fill(chunk);
 		if (pos < header.length) header.copy(chunk, 0, pos, Math.min(header.length, pos + n));
 		pos += n;
 		yield chunk;
@@ -42,17 +95,16 @@ export function* artifactChunks(seed: string, totalBytes: number, chunkSize = CH
 export async function* artifactStream(
 	seed: string,
 	totalBytes: number,
+	pool: ChunkPool,
 	bytesPerSecond?: number,
 ): AsyncGenerator<Buffer> {
 	if (!bytesPerSecond || bytesPerSecond <= 0) {
-		yield* artifactChunks(seed, totalBytes);
+		yield* artifactChunks(seed, totalBytes, pool);
 		return;
 	}
-	// Small chunks (~20 per second) so a throttled download looks steady.
-	const chunkSize = Math.max(512, Math.min(CHUNK, Math.floor(bytesPerSecond / 20)));
 	const started = Date.now();
 	let sent = 0;
-	for (const chunk of artifactChunks(seed, totalBytes, chunkSize)) {
+	for (const chunk of artifactChunks(seed, totalBytes, pool)) {
 		const due = started + (sent * 1000) / bytesPerSecond;
 		if (due > Date.now()) await wait(due - Date.now());
 		sent += chunk.length;
@@ -60,12 +112,21 @@ export async function* artifactStream(
 	}
 }
 
+/** Chunk size for a download: 64 KiB, or ~1/20 s of data when throttled (a multiple of 4, for the keystream). */
+export function chunkSizeFor(bytesPerSecond?: number): number {
+	if (!bytesPerSecond || bytesPerSecond <= 0) return CHUNK;
+	return Math.max(512, Math.min(CHUNK, Math.floor(bytesPerSecond / 20))) & ~3;
+}
+
 /** sha256 of the artifact, computed from the generator in slices so the event loop keeps serving. */
 export async function artifactSha256(seed: string, totalBytes: number): Promise<string> {
 	const hash = createHash('sha256');
+	// One reused buffer: hash.update consumes each chunk synchronously.
+	const one = new ChunkPool(1024 * 1024);
 	let sinceYield = 0;
-	for (const chunk of artifactChunks(seed, totalBytes, 1024 * 1024)) {
+	for (const chunk of artifactChunks(seed, totalBytes, one)) {
 		hash.update(chunk);
+		one.release(chunk);
 		sinceYield += chunk.length;
 		if (sinceYield >= 32 * 1024 * 1024) {
 			sinceYield = 0;

@@ -1,6 +1,6 @@
 /** The video task endpoints (sections 2–4 of the contract) and the temporary media URL they proxy. */
 import { note, sendError, sendJson, sendStream, type RequestContext } from './context';
-import { artifactStream } from './media';
+import { artifactStream, ChunkPool, chunkSizeFor } from './media';
 import { createTask, findTaskByToken, mediaExpiresAtMs, mediaPath, phaseOf, taskView } from './tasks';
 import type { TaskRecord } from './types';
 import { validateVendorBody } from './videoValidation';
@@ -57,6 +57,7 @@ async function serveMedia(ctx: RequestContext, task: TaskRecord): Promise<void> 
 		);
 	}
 	const size = task.script.artifactBytes;
+	const pool = new ChunkPool(chunkSizeFor(task.script.bytesPerSecond));
 	await sendStream(
 		ctx,
 		200,
@@ -65,10 +66,11 @@ async function serveMedia(ctx: RequestContext, task: TaskRecord): Promise<void> 
 			'Content-Length': String(size),
 			'Content-Disposition': `attachment; filename="${task.id}.mp4"`,
 		},
-		artifactStream(task.mediaSeed, size, task.script.bytesPerSecond),
+		artifactStream(task.mediaSeed, size, pool, task.script.bytesPerSecond),
 		(sha) => {
 			task.sha256 = sha;
 		},
+		pool.release,
 	);
 }
 
