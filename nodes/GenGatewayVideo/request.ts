@@ -53,6 +53,7 @@ function describeValue(value: unknown): string {
 	if (value === null) return 'null';
 	if (Array.isArray(value)) return `an array of ${value.length}`;
 	if (typeof value === 'object') return 'an object';
+	if (typeof value === 'number' || typeof value === 'boolean') return String(value);
 	const text = String(value);
 	return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text);
 }

@@ -109,12 +109,10 @@ export function networkError(node: INode, input: NetworkErrorInput): NodeApiErro
 			]
 				.filter(Boolean)
 				.join(' ');
-	const error = new NodeApiError(
-		node,
-		{ message, code: input.code },
-		{ message, description, itemIndex: input.itemIndex },
-	);
+	// No `code` in the response object: NodeApiError would swap our message for its generic "you can retry" text.
+	const error = new NodeApiError(node, { message }, { message, description, itemIndex: input.itemIndex });
 	error.context[OUTCOME_UNKNOWN] = input.outcomeUnknown;
+	error.context.networkCode = input.code;
 	return error;
 }
 

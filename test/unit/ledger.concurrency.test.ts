@@ -1,0 +1,50 @@
+import { mapConcurrent } from '../../nodes/shared/concurrency';
+import { ENTRY_TTL_MS, forgetScope, ledgerKey, ledgerSize, recall, remember } from '../../nodes/GenGatewayVideo/submissionLedger';
+
+describe('submission ledger', () => {
+	const scope = { executionId: 'e1', nodeName: 'Video' };
+
+	it('keys by execution, node, item and request', () => {
+		const key = ledgerKey(scope, 0, { prompt: 'a' });
+		expect(ledgerKey(scope, 0, { prompt: 'a' })).toBe(key);
+		expect(ledgerKey(scope, 1, { prompt: 'a' })).not.toBe(key);
+		expect(ledgerKey(scope, 0, { prompt: 'b' })).not.toBe(key);
+		expect(ledgerKey({ ...scope, executionId: 'e2' }, 0, { prompt: 'a' })).not.toBe(key);
+		expect(ledgerKey({ ...scope, nodeName: 'Other' }, 0, { prompt: 'a' })).not.toBe(key);
+	});
+
+	it('remembers, forgets a finished node, and expires old entries', () => {
+		const before = ledgerSize();
+		const key = ledgerKey(scope, 0, { prompt: 'a' });
+		remember(key, { state: 'accepted', taskId: 't1', at: Date.now() });
+		remember(ledgerKey({ ...scope, executionId: 'other' }, 0, {}), { state: 'unknown', reason: 'r', at: 0 });
+		expect(recall(key)).toMatchObject({ taskId: 't1' });
+		forgetScope(scope);
+		expect(recall(key)).toBeUndefined();
+		// The entry of the other execution was stamped at 0: it has expired by now.
+		expect(recall('anything', ENTRY_TTL_MS + 1)).toBeUndefined();
+		expect(ledgerSize()).toBe(before);
+	});
+});
+
+describe('mapConcurrent', () => {
+	it('keeps input order and never runs more than the limit at once', async () => {
+		let running = 0;
+		let peak = 0;
+		const results = await mapConcurrent(10, 3, async (i) => {
+			running++;
+			peak = Math.max(peak, running);
+			await new Promise((r) => setTimeout(r, (10 - i) * 3));
+			running--;
+			return i * 2;
+		});
+		expect(results).toEqual([0, 2, 4, 6, 8, 10, 12, 14, 16, 18]);
+		expect(peak).toBe(3);
+	});
+
+	it('runs items in parallel: 6 waits of 100 ms take far less than 600 ms', async () => {
+		const started = Date.now();
+		await mapConcurrent(6, 6, async () => await new Promise((r) => setTimeout(r, 100)));
+		expect(Date.now() - started).toBeLessThan(400);
+	});
+});
