@@ -67,19 +67,17 @@ export interface ApiErrorInput {
 
 /** An HTTP error answer as a NodeApiError built from plain data only: no request config (and so no header) inside. */
 export function apiErrorFromResponse(node: INode, input: ApiErrorInput): NodeApiError {
-	const { message } = messageFromBody(input.body);
-	const safeMessage = redact(message, input.secrets);
+	const safeMessage = redact(messageFromBody(input.body).message, input.secrets);
 	const description = [hintForStatus(input.status), input.note].filter(Boolean).join(' ');
-	return new NodeApiError(
+	const message = `${input.method} ${input.path} failed with ${input.status}: ${safeMessage}`;
+	const error = new NodeApiError(
 		node,
 		{ message: safeMessage, httpCode: String(input.status) },
-		{
-			message: `${input.method} ${input.path} failed with ${input.status}: ${safeMessage}`,
-			description,
-			httpCode: String(input.status),
-			itemIndex: input.itemIndex,
-		},
+		{ message, description, httpCode: String(input.status), itemIndex: input.itemIndex },
 	);
+	// Keep the service's words even when they mention a network code (NodeApiError would replace them).
+	error.message = message;
+	return error;
 }
 
 export interface NetworkErrorInput {
@@ -109,8 +107,9 @@ export function networkError(node: INode, input: NetworkErrorInput): NodeApiErro
 			]
 				.filter(Boolean)
 				.join(' ');
-	// No `code` in the response object: NodeApiError would swap our message for its generic "you can retry" text.
 	const error = new NodeApiError(node, { message }, { message, description, itemIndex: input.itemIndex });
+	// NodeApiError swaps a message naming a network code for its generic "you can retry" text: exactly wrong here.
+	error.message = message;
 	error.context[OUTCOME_UNKNOWN] = input.outcomeUnknown;
 	error.context.networkCode = input.code;
 	return error;
