@@ -1,8 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { readModel } from '../shared/requestFields';
+import { mergeExtraBody, readModel } from '../shared/requestFields';
 import { gatewayJson } from '../shared/transport';
-import { mergeExtraBody, optionFields, readOptions, wantsStream } from './options';
+import { optionFields, readOptions, wantsStream } from './options';
 import { replyJson, responseReply } from './output';
 import { ResponseAssembler } from './responseStream';
 import { streamedRequest } from './streaming';

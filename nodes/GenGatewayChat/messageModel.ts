@@ -1,9 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { readModel } from '../shared/requestFields';
+import { mergeExtraBody, readModel } from '../shared/requestFields';
 import { gatewayJson } from '../shared/transport';
 import { CompletionAssembler } from './completionStream';
-import { mergeExtraBody, optionFields, readOptions, wantsStream } from './options';
+import { optionFields, readOptions, wantsStream } from './options';
 import { completionReply, replyJson } from './output';
 import { streamedRequest } from './streaming';
 

@@ -152,19 +152,6 @@ export function wantsStream(ctx: IExecuteFunctions, mode: StreamingMode | undefi
 	return canStreamToChat(ctx);
 }
 
-/**
- * The extra body fields go in last and win; a `null` value removes a field the node would send. Whether the answer
- * is read as a stream follows the final body, so `{"stream": true}` there behaves like the option.
- */
-export function mergeExtraBody(body: IDataObject, extra: IDataObject): IDataObject {
-	const merged: IDataObject = { ...body };
-	for (const [key, value] of Object.entries(extra)) {
-		if (value === null) delete merged[key];
-		else merged[key] = value;
-	}
-	return merged;
-}
-
 export function readOptions(ctx: IExecuteFunctions, itemIndex: number): { options: ChatOptions; extra: IDataObject } {
 	const options = ctx.getNodeParameter('options', itemIndex, {}) as ChatOptions;
 	return { options, extra: parseExtraBody(ctx, options.extraBody, itemIndex) };

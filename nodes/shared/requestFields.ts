@@ -72,3 +72,16 @@ export function parseExtraBody(ctx: IExecuteFunctions, raw: unknown, itemIndex: 
 	}
 	return value as IDataObject;
 }
+
+/**
+ * The extra body fields go in last and win; a `null` value removes a field the node would send. (The Chat node reads
+ * the answer as a stream when the final body says `stream: true`, so `{"stream": true}` here acts like its option.)
+ */
+export function mergeExtraBody(body: IDataObject, extra: IDataObject): IDataObject {
+	const merged: IDataObject = { ...body };
+	for (const [key, value] of Object.entries(extra)) {
+		if (value === null) delete merged[key];
+		else merged[key] = value;
+	}
+	return merged;
+}

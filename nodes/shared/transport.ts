@@ -1,4 +1,4 @@
-import { sleepWithAbort } from 'n8n-workflow';
+import { NodeOperationError, sleepWithAbort } from 'n8n-workflow';
 import type {
 	IDataObject,
 	IExecuteFunctions,
@@ -8,7 +8,7 @@ import type {
 	IN8nHttpFullResponse,
 } from 'n8n-workflow';
 
-import { joinUrl } from './baseUrl';
+import { joinUrl, normaliseBaseUrl } from './baseUrl';
 import { apiErrorFromResponse, messageFromBody, networkError } from './errors';
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, nextRetryDelay, parseRetryAfter } from './retry';
 import type { RetryPolicy } from './retry';
@@ -244,3 +244,103 @@ export async function gatewayStream(ctx: GatewayFunctions, request: GatewayReque
 	};
 }
 
+
+/** A URL for error messages: no query string (it may hold a CDN signature) and no user info. */
+function urlForMessages(url: URL): string {
+	return `${url.origin}${url.pathname}`;
+}
+
+/**
+ * Downloads a file the service pointed to by absolute URL (an image on a CDN), as a stream. The key goes only to the
+ * service's own base URL (then this is an ordinary authenticated read); any other host gets a plain request without
+ * it. A download is a read: safe to repeat, retried after 429/502/503/504 and network failures.
+ */
+export async function downloadUrl(ctx: IExecuteFunctions, url: string, itemIndex?: number): Promise<StreamResponse> {
+	const node = ctx.getNode();
+	let target: URL;
+	try {
+		target = new URL(url);
+	} catch {
+		throw new NodeOperationError(node, 'The service returned a file URL that cannot be read', {
+			description: `Expected an absolute http(s) URL, got "${url.slice(0, 100)}".`,
+			itemIndex,
+		});
+	}
+	if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+		throw new NodeOperationError(node, `The service returned a ${target.protocol} URL; only http(s) is downloaded`, {
+			itemIndex,
+		});
+	}
+	const base = normaliseBaseUrl(await baseUrlOf(ctx));
+	if (target.href.startsWith(`${base}/`)) {
+		return await gatewayStream(ctx, {
+			method: 'GET',
+			path: target.href.slice(base.length),
+			kind: 'read',
+			itemIndex,
+		});
+	}
+
+	const policy = DEFAULT_RETRY_POLICY;
+	const label = `GET ${urlForMessages(target)}`;
+	const started = Date.now();
+	for (let attempt = 1; ; attempt++) {
+		let response: IN8nHttpFullResponse;
+		try {
+			response = (await ctx.helpers.httpRequest({
+				method: 'GET',
+				url: target.href,
+				encoding: 'stream',
+				json: false,
+				returnFullResponse: true,
+				ignoreHttpStatusErrors: true,
+				timeout: DEFAULT_TIMEOUT_MS,
+				abortSignal: ctx.getExecutionCancelSignal(),
+			})) as IN8nHttpFullResponse;
+		} catch (error) {
+			const cause = failureCause(error);
+			if (!cause || cause.aborted) throw error;
+			const delay = nextRetryDelay({ attempt, elapsedMs: Date.now() - started, policy });
+			if (delay !== undefined) {
+				ctx.logger.warn(`Gen Gateway: ${label} failed (${cause.code}); retry ${attempt + 1} in ${delay} ms`);
+				await waitFor(ctx, delay);
+				continue;
+			}
+			throw networkError(node, {
+				code: cause.code,
+				method: 'GET',
+				path: urlForMessages(target),
+				itemIndex,
+				outcomeUnknown: false,
+				note: `Tried ${attempt} time(s).`,
+			});
+		}
+		const status = response.statusCode;
+		if (status >= 200 && status < 300) {
+			return {
+				body: response.body as Readable,
+				headers: response.headers as StreamResponse['headers'],
+				statusCode: status,
+			};
+		}
+		const body = await readSmall(response.body as Readable);
+		if (isRetryableStatus(status)) {
+			const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'));
+			const delay = nextRetryDelay({ attempt, elapsedMs: Date.now() - started, retryAfterMs, policy });
+			if (delay !== undefined) {
+				ctx.logger.warn(`Gen Gateway: ${label} answered ${status}; retry ${attempt + 1} in ${delay} ms`);
+				await waitFor(ctx, delay);
+				continue;
+			}
+		}
+		throw apiErrorFromResponse(node, {
+			status,
+			body,
+			method: 'GET',
+			path: urlForMessages(target),
+			itemIndex,
+			secrets: await credentialSecrets(ctx),
+			note: attempt > 1 ? `Tried ${attempt} times.` : undefined,
+		});
+	}
+}

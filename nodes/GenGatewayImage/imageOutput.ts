@@ -1,0 +1,132 @@
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { IBinaryData, IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { toBinary } from '../shared/binary';
+import { downloadUrl } from '../shared/transport';
+
+/**
+ * The `data` entries of an image answer → output items: each image becomes n8n binary data (a `b64_json` decoded, a
+ * `url` downloaded at once as a stream), either one item per image or all images on one item.
+ */
+
+export type OutputMode = 'itemPerImage' | 'oneItem';
+
+/** Where an error item keeps the URLs of images that were generated (and paid) but could not be downloaded. */
+export const IMAGE_URLS = 'imageUrls';
+
+export interface ImageEntry extends IDataObject {
+	b64_json?: string;
+	url?: string;
+	revised_prompt?: string;
+}
+
+export function imageEntries(ctx: IExecuteFunctions, response: IDataObject, itemIndex: number): ImageEntry[] {
+	const data = response.data;
+	if (!Array.isArray(data) || data.length === 0) {
+		throw new NodeOperationError(ctx.getNode(), 'The service answered without any image', {
+			description: 'The answer of POST /v1/images/generations had no "data" entries.',
+			itemIndex,
+		});
+	}
+	return data as ImageEntry[];
+}
+
+/** Binary property names: `data` per item, or `data_0`, `data_1`, … when all images share one item. */
+export function binaryKey(base: string, index: number, mode: OutputMode): string {
+	return mode === 'oneItem' ? `${base}_${index}` : base;
+}
+
+async function imageBinary(
+	ctx: IExecuteFunctions,
+	entry: ImageEntry,
+	index: number,
+	itemIndex: number,
+): Promise<IBinaryData> {
+	const fileName = `image-${index + 1}`;
+	if (typeof entry.b64_json === 'string' && entry.b64_json !== '') {
+		const bytes = Buffer.from(entry.b64_json, 'base64');
+		if (bytes.length === 0) {
+			throw new NodeOperationError(ctx.getNode(), `Image ${index + 1} is not valid base64`, { itemIndex });
+		}
+		return await toBinary(ctx, bytes, { fileName });
+	}
+	if (typeof entry.url === 'string' && entry.url !== '') {
+		const response = await downloadUrl(ctx, entry.url, itemIndex);
+		const contentType = response.headers['content-type'];
+		return await toBinary(ctx, response.body, {
+			fileName,
+			mimeType: typeof contentType === 'string' ? contentType : undefined,
+		});
+	}
+	throw new NodeOperationError(ctx.getNode(), `Image ${index + 1} has neither "b64_json" nor "url"`, { itemIndex });
+}
+
+/** What an item says about its image besides the bytes: never the base64 itself. */
+function imageJson(entry: ImageEntry, index: number, common: IDataObject): IDataObject {
+	const json: IDataObject = { ...common, index };
+	for (const [key, value] of Object.entries(entry)) if (key !== 'b64_json') json[key] = value;
+	return json;
+}
+
+/** A download failed after a paid generation: keep the URLs so the images need not be generated again. */
+function withImageUrls(ctx: IExecuteFunctions, thrown: unknown, entries: ImageEntry[], itemIndex: number): unknown {
+	// A stream that fails mid-body throws a plain Error: say what it was doing.
+	const error =
+		thrown instanceof NodeApiError || thrown instanceof NodeOperationError
+			? thrown
+			: new NodeOperationError(ctx.getNode(), `Downloading an image failed: ${(thrown as Error)?.message ?? String(thrown)}`, {
+					itemIndex,
+				});
+	const urls = entries.map((entry) => entry.url).filter((url): url is string => typeof url === 'string');
+	const context = (error as { context?: IDataObject }).context;
+	if (urls.length > 0 && context) {
+		context[IMAGE_URLS] = urls;
+		const withDescription = error as { description?: string };
+		withDescription.description = `${withDescription.description ?? ''} The images were generated (and may be charged); their URLs are kept in the error item ("${IMAGE_URLS}") when the node continues on fail, so they can be fetched without generating again.`.trim();
+	}
+	return error;
+}
+
+export async function binaryItems(
+	ctx: IExecuteFunctions,
+	entries: ImageEntry[],
+	opts: { mode: OutputMode; binaryPropertyName: string; common: IDataObject; itemIndex: number },
+): Promise<INodeExecutionData[]> {
+	const pairedItem = { item: opts.itemIndex };
+	const binaries: IBinaryData[] = [];
+	try {
+		for (let index = 0; index < entries.length; index++) {
+			binaries.push(await imageBinary(ctx, entries[index], index, opts.itemIndex));
+		}
+	} catch (error) {
+		throw withImageUrls(ctx, error, entries, opts.itemIndex);
+	}
+	if (opts.mode === 'itemPerImage') {
+		return entries.map((entry, index) => ({
+			json: imageJson(entry, index, opts.common),
+			binary: { [opts.binaryPropertyName]: binaries[index] },
+			pairedItem,
+		}));
+	}
+	const binary: IBinaryKeyData = {};
+	binaries.forEach((data, index) => (binary[binaryKey(opts.binaryPropertyName, index, 'oneItem')] = data));
+	return [
+		{
+			json: { ...opts.common, images: entries.map((entry, index) => imageJson(entry, index, {})) },
+			binary,
+			pairedItem,
+		},
+	];
+}
+
+/** "Return As: URL or Base64": the entries as the service sent them. */
+export function returnedItems(
+	entries: ImageEntry[],
+	opts: { mode: OutputMode; common: IDataObject; itemIndex: number },
+): INodeExecutionData[] {
+	const pairedItem = { item: opts.itemIndex };
+	if (opts.mode === 'itemPerImage') {
+		return entries.map((entry, index) => ({ json: { ...opts.common, index, ...entry }, pairedItem }));
+	}
+	return [{ json: { ...opts.common, images: entries.map((entry, index) => ({ index, ...entry })) }, pairedItem }];
+}
