@@ -1,6 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import type { Gate } from '../shared/concurrency';
 import { downloadArtifact, listArtifacts, pollTask } from './task';
 import type { Artifact, TaskStatus } from './task';
 import type { WaitSettings } from './waitOptions';
@@ -11,6 +12,8 @@ export interface CompletionOptions extends WaitSettings {
 	download: boolean;
 	binaryPropertyName: string;
 	itemIndex: number;
+	/** Every request of the item passes through it (the node's concurrency limit). */
+	gate: Gate;
 	/** Fields that lead the output JSON (task_id, model, submitted_at, the request…). */
 	details: IDataObject;
 }
@@ -65,6 +68,7 @@ export async function completeTask(
 		pollIntervalMs: options.pollIntervalMs,
 		maxWaitMs: options.maxWaitMs,
 		itemIndex,
+		gate: options.gate,
 		onStatus: (status) => reportProgress(ctx, status, last),
 	});
 	const { status } = result;
@@ -93,7 +97,7 @@ export async function completeTask(
 	}
 
 	const finishedAt = new Date().toISOString();
-	const artifacts = await listArtifacts(ctx, taskId, itemIndex);
+	const artifacts = await listArtifacts(ctx, taskId, itemIndex, options.gate);
 	const json: IDataObject = {
 		...details,
 		finished_at: finishedAt,
@@ -115,7 +119,7 @@ export async function completeTask(
 	}
 	const binary: IBinaryKeyData = {};
 	try {
-		binary[options.binaryPropertyName] = await downloadArtifact(ctx, taskId, video, itemIndex);
+		binary[options.binaryPropertyName] = await downloadArtifact(ctx, taskId, video, itemIndex, options.gate);
 	} catch (error) {
 		if (ctx.getExecutionCancelSignal()?.aborted) throw error;
 		const { message, description } = error as { message: string; description?: string };

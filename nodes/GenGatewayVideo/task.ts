@@ -1,5 +1,7 @@
 import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { openGate } from '../shared/concurrency';
+import type { Gate } from '../shared/concurrency';
 import { networkError } from '../shared/errors';
 import { gatewayJson, gatewayStream, waitFor } from '../shared/transport';
 import type { VideoRequestBody } from './request';
@@ -25,14 +27,22 @@ export interface Artifact extends IDataObject {
 const taskPath = (taskId: string) => `/v1/tasks/${encodeURIComponent(taskId)}`;
 
 /** The paid call: sent once; only an explicit 429/502/503/504 answer is retried (the transport's rules). */
-export async function submitTask(ctx: IExecuteFunctions, body: VideoRequestBody, itemIndex: number): Promise<string> {
-	const answer = await gatewayJson<IDataObject>(ctx, {
-		method: 'POST',
-		path: '/v1/tasks/vendor',
-		body: body as unknown as IDataObject,
-		kind: 'submit',
-		itemIndex,
-	});
+export async function submitTask(
+	ctx: IExecuteFunctions,
+	body: VideoRequestBody,
+	itemIndex: number,
+	gate: Gate = openGate,
+): Promise<string> {
+	const answer = await gate(
+		async () =>
+			await gatewayJson<IDataObject>(ctx, {
+				method: 'POST',
+				path: '/v1/tasks/vendor',
+				body: body as unknown as IDataObject,
+				kind: 'submit',
+				itemIndex,
+			}),
+	);
 	const taskId = answer.task_id ?? (answer.data as IDataObject | undefined)?.task_id;
 	if (typeof taskId !== 'string' || taskId === '') {
 		// Accepted, but we cannot follow the task: as unknown as a lost answer, and never resent.
@@ -59,8 +69,15 @@ export function statusFromBody(taskId: string, body: IDataObject): TaskStatus {
 	return status;
 }
 
-export async function getTaskStatus(ctx: IExecuteFunctions, taskId: string, itemIndex: number): Promise<TaskStatus> {
-	const body = await gatewayJson<IDataObject>(ctx, { method: 'GET', path: taskPath(taskId), kind: 'read', itemIndex });
+export async function getTaskStatus(
+	ctx: IExecuteFunctions,
+	taskId: string,
+	itemIndex: number,
+	gate: Gate = openGate,
+): Promise<TaskStatus> {
+	const body = await gate(
+		async () => await gatewayJson<IDataObject>(ctx, { method: 'GET', path: taskPath(taskId), kind: 'read', itemIndex }),
+	);
 	return statusFromBody(taskId, body);
 }
 
@@ -74,13 +91,16 @@ export function artifactsFromBody(body: unknown): Artifact[] {
 	);
 }
 
-export async function listArtifacts(ctx: IExecuteFunctions, taskId: string, itemIndex: number): Promise<Artifact[]> {
-	const body = await gatewayJson<unknown>(ctx, {
-		method: 'GET',
-		path: `${taskPath(taskId)}/artifacts`,
-		kind: 'read',
-		itemIndex,
-	});
+export async function listArtifacts(
+	ctx: IExecuteFunctions,
+	taskId: string,
+	itemIndex: number,
+	gate: Gate = openGate,
+): Promise<Artifact[]> {
+	const body = await gate(
+		async () =>
+			await gatewayJson<unknown>(ctx, { method: 'GET', path: `${taskPath(taskId)}/artifacts`, kind: 'read', itemIndex }),
+	);
 	return artifactsFromBody(body);
 }
 
@@ -88,6 +108,7 @@ export interface WaitOptions {
 	pollIntervalMs: number;
 	maxWaitMs: number;
 	itemIndex: number;
+	gate?: Gate;
 	onStatus?: (status: TaskStatus) => void;
 }
 
@@ -106,7 +127,7 @@ export interface WaitResult {
 export async function pollTask(ctx: IExecuteFunctions, taskId: string, options: WaitOptions): Promise<WaitResult> {
 	const started = Date.now();
 	for (let polls = 1; ; polls++) {
-		const status = await getTaskStatus(ctx, taskId, options.itemIndex);
+		const status = await getTaskStatus(ctx, taskId, options.itemIndex, options.gate);
 		options.onStatus?.(status);
 		const waitedMs = Date.now() - started;
 		if (status.status === 'SUCCESS' || status.status === 'FAILURE') {
@@ -127,19 +148,25 @@ export async function downloadArtifact(
 	taskId: string,
 	artifact: Pick<Artifact, 'key' | 'mime_type'>,
 	itemIndex: number,
+	gate: Gate = openGate,
 ): Promise<IBinaryData> {
-	const response = await gatewayStream(ctx, {
-		method: 'GET',
-		path: `${taskPath(taskId)}/artifacts/${encodeURIComponent(artifact.key)}/content`,
-		kind: 'read',
-		itemIndex,
+	// The gate is held until the file is stored: downloads count against the concurrency limit too.
+	return await gate(async () => {
+		const response = await gatewayStream(ctx, {
+			method: 'GET',
+			path: `${taskPath(taskId)}/artifacts/${encodeURIComponent(artifact.key)}/content`,
+			kind: 'read',
+			itemIndex,
+		});
+		const headerType = response.headers['content-type'];
+		const mimeType =
+			artifact.mime_type ??
+			(typeof headerType === 'string' && headerType !== 'application/octet-stream'
+				? headerType.split(';')[0]
+				: undefined) ??
+			'video/mp4';
+		const extension = mimeType === 'video/mp4' ? 'mp4' : (mimeType.split('/')[1] ?? 'bin');
+		const fileName = artifact.key === 'video' ? `${taskId}.${extension}` : `${taskId}-${artifact.key}.${extension}`;
+		return await ctx.helpers.prepareBinaryData(response.body, fileName, mimeType);
 	});
-	const headerType = response.headers['content-type'];
-	const mimeType =
-		artifact.mime_type ??
-		(typeof headerType === 'string' && headerType !== 'application/octet-stream' ? headerType.split(';')[0] : undefined) ??
-		'video/mp4';
-	const extension = mimeType === 'video/mp4' ? 'mp4' : (mimeType.split('/')[1] ?? 'bin');
-	const fileName = artifact.key === 'video' ? `${taskId}.${extension}` : `${taskId}-${artifact.key}.${extension}`;
-	return await ctx.helpers.prepareBinaryData(response.body, fileName, mimeType);
 }

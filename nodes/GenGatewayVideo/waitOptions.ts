@@ -44,7 +44,8 @@ export function waitOptionsProperty(operations: string[], extraShow: Record<stri
 				type: 'number',
 				typeOptions: { minValue: 1, maxValue: 50, numberPrecision: 0 },
 				default: DEFAULT_CONCURRENCY,
-				description: 'How many items are submitted and waited on at the same time; results keep the input order',
+				description:
+					'How many requests (submissions, status checks, downloads) run at the same time. All items wait in parallel; results keep the input order.',
 			},
 			{
 				displayName: 'Max Wait (Minutes)',

@@ -1,21 +1,28 @@
 /**
- * Runs `work` for every index with at most `limit` in flight, and returns the results in input order. Waiting tasks
- * spend their time asleep between polls, so 20 items of T seconds finish in about T, not 20 × T.
+ * A gate that lets at most `limit` calls run at once; the rest queue in arrival order. Items of a batch all proceed
+ * together and pass through the gate only for their requests, so 20 tasks of T seconds finish in about T (their
+ * waits overlap) while the service never sees more than `limit` requests from one node at a time.
  */
-export async function mapConcurrent<T>(
-	count: number,
-	limit: number,
-	work: (index: number) => Promise<T>,
-): Promise<T[]> {
-	const results = new Array<T>(count);
-	let next = 0;
-	const lanes = Math.max(1, Math.min(Math.floor(limit) || 1, count));
-	const lane = async () => {
-		while (next < count) {
-			const index = next++;
-			results[index] = await work(index);
+export type Gate = <T>(call: () => Promise<T>) => Promise<T>;
+
+export function createGate(limit: number): Gate {
+	const capacity = Math.max(1, Math.floor(limit) || 1);
+	let running = 0;
+	const queue: Array<() => void> = [];
+	const release = () => {
+		running--;
+		queue.shift()?.();
+	};
+	return async <T>(call: () => Promise<T>): Promise<T> => {
+		if (running >= capacity) await new Promise<void>((resolve) => queue.push(resolve));
+		running++;
+		try {
+			return await call();
+		} finally {
+			release();
 		}
 	};
-	await Promise.all(Array.from({ length: lanes }, lane));
-	return results;
 }
+
+/** A gate that never waits, for single calls. */
+export const openGate: Gate = async (call) => await call();

@@ -1,4 +1,4 @@
-import { mapConcurrent } from '../../nodes/shared/concurrency';
+import { createGate } from '../../nodes/shared/concurrency';
 import { ENTRY_TTL_MS, forgetScope, ledgerKey, ledgerSize, recall, remember } from '../../nodes/GenGatewayVideo/submissionLedger';
 
 describe('submission ledger', () => {
@@ -27,24 +27,36 @@ describe('submission ledger', () => {
 	});
 });
 
-describe('mapConcurrent', () => {
-	it('keeps input order and never runs more than the limit at once', async () => {
+describe('createGate', () => {
+	it('never runs more than the limit at once and lets every call through', async () => {
+		const gate = createGate(3);
 		let running = 0;
 		let peak = 0;
-		const results = await mapConcurrent(10, 3, async (i) => {
-			running++;
-			peak = Math.max(peak, running);
-			await new Promise((r) => setTimeout(r, (10 - i) * 3));
-			running--;
-			return i * 2;
-		});
+		const results = await Promise.all(
+			Array.from({ length: 10 }, (_, i) =>
+				gate(async () => {
+					running++;
+					peak = Math.max(peak, running);
+					await new Promise((r) => setTimeout(r, (10 - i) * 3));
+					running--;
+					return i * 2;
+				}),
+			),
+		);
 		expect(results).toEqual([0, 2, 4, 6, 8, 10, 12, 14, 16, 18]);
 		expect(peak).toBe(3);
 	});
 
-	it('runs items in parallel: 6 waits of 100 ms take far less than 600 ms', async () => {
+	it('frees its slot when a call fails', async () => {
+		const gate = createGate(1);
+		await expect(gate(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+		await expect(gate(async () => 'next')).resolves.toBe('next');
+	});
+
+	it('waits outside the gate overlap: 6 calls of 100 ms through a gate of 6 take far less than 600 ms', async () => {
+		const gate = createGate(6);
 		const started = Date.now();
-		await mapConcurrent(6, 6, async () => await new Promise((r) => setTimeout(r, 100)));
+		await Promise.all(Array.from({ length: 6 }, () => gate(async () => await new Promise((r) => setTimeout(r, 100)))));
 		expect(Date.now() - started).toBeLessThan(400);
 	});
 });

@@ -27,13 +27,13 @@ export const downloadOperationProperties: INodeProperties[] = [
 
 /** Streams one artifact of a finished task into binary data. */
 export async function executeDownload(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await forEachItem(this, DEFAULT_CONCURRENCY, async (itemIndex) => {
+	return await forEachItem(this, DEFAULT_CONCURRENCY, async (itemIndex, gate) => {
 		const taskId = readTaskId(this, itemIndex);
 		const key = ((this.getNodeParameter('artifactKey', itemIndex, 'video') as string) || 'video').trim();
 		const property = this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string;
 		// The listing gives the artifact's MIME type; a listing that fails or lacks the key still lets us try the key.
-		const listed = (await listArtifacts(this, taskId, itemIndex).catch(() => [])).find((a) => a.key === key);
-		const binary = await downloadArtifact(this, taskId, listed ?? { key }, itemIndex);
+		const listed = (await listArtifacts(this, taskId, itemIndex, gate).catch(() => [])).find((a) => a.key === key);
+		const binary = await downloadArtifact(this, taskId, listed ?? { key }, itemIndex, gate);
 		return {
 			json: { task_id: taskId, artifact_key: key, mime_type: binary.mimeType, file_name: binary.fileName },
 			binary: { [property]: binary },

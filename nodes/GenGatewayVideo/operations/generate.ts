@@ -1,6 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
+import type { Gate } from '../../shared/concurrency';
 import { isOutcomeUnknownError } from '../../shared/errors';
 import { completeTask } from '../completion';
 import { modelFieldProperties, modelProperty } from '../fields';
@@ -68,6 +69,7 @@ async function submitOnce(
 	scope: LedgerScope,
 	body: VideoRequestBody,
 	itemIndex: number,
+	gate: Gate,
 ): Promise<{ taskId: string; resumed: boolean }> {
 	const key = ledgerKey(scope, itemIndex, body);
 	const earlier = recall(key);
@@ -85,7 +87,7 @@ async function submitOnce(
 	}
 	remember(key, { state: 'sending', at: Date.now() });
 	try {
-		const taskId = await submitTask(ctx, body, itemIndex);
+		const taskId = await submitTask(ctx, body, itemIndex, gate);
 		remember(key, { state: 'accepted', taskId, at: Date.now() });
 		return { taskId, resumed: false };
 	} catch (error) {
@@ -114,13 +116,13 @@ export async function executeGenerate(this: IExecuteFunctions): Promise<INodeExe
 	const settings = readWaitSettings(this);
 	const scope: LedgerScope = { executionId: this.getExecutionId() ?? 'manual', nodeName: this.getNode().name };
 
-	const out = await forEachItem(this, settings.maxConcurrency, async (itemIndex) => {
+	const out = await forEachItem(this, settings.maxConcurrency, async (itemIndex, gate) => {
 		const entry = prepared[itemIndex];
 		if ('error' in entry) throw entry.error;
 		const details: IDataObject = { model: entry.body.model };
 		try {
 			const submittedAt = new Date().toISOString();
-			const { taskId, resumed } = await submitOnce(this, scope, entry.body, itemIndex);
+			const { taskId, resumed } = await submitOnce(this, scope, entry.body, itemIndex, gate);
 			Object.assign(details, { task_id: taskId, submitted_at: submittedAt, resumed, request: entry.body });
 			if (!(this.getNodeParameter('waitForCompletion', itemIndex, true) as boolean)) {
 				return { json: { ...details, status: 'SUBMITTED' }, pairedItem: { item: itemIndex } };
@@ -128,6 +130,7 @@ export async function executeGenerate(this: IExecuteFunctions): Promise<INodeExe
 			return await completeTask(this, taskId, {
 				...settings,
 				itemIndex,
+				gate,
 				download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
 				binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
 				details,

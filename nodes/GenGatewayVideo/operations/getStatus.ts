@@ -9,8 +9,8 @@ export const getStatusProperties: INodeProperties[] = [taskIdProperty(['getStatu
 
 /** One status query per item: status, progress, fail_reason. */
 export async function executeGetStatus(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await forEachItem(this, DEFAULT_CONCURRENCY, async (itemIndex) => {
-		const status = await getTaskStatus(this, readTaskId(this, itemIndex), itemIndex);
+	return await forEachItem(this, DEFAULT_CONCURRENCY, async (itemIndex, gate) => {
+		const status = await getTaskStatus(this, readTaskId(this, itemIndex), itemIndex, gate);
 		return { json: { ...status }, pairedItem: { item: itemIndex } };
 	});
 }

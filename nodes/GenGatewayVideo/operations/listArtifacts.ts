@@ -9,9 +9,9 @@ export const listArtifactsProperties: INodeProperties[] = [taskIdProperty(['list
 
 /** The artifacts of a finished task, as one item per task with the list in `artifacts`. */
 export async function executeListArtifacts(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await forEachItem(this, DEFAULT_CONCURRENCY, async (itemIndex) => {
+	return await forEachItem(this, DEFAULT_CONCURRENCY, async (itemIndex, gate) => {
 		const taskId = readTaskId(this, itemIndex);
-		const artifacts = await listArtifacts(this, taskId, itemIndex);
+		const artifacts = await listArtifacts(this, taskId, itemIndex, gate);
 		return { json: { task_id: taskId, artifacts }, pairedItem: { item: itemIndex } };
 	});
 }

@@ -16,11 +16,12 @@ export const waitForCompletionProperties: INodeProperties[] = [
 /** Resumes a task submitted earlier (in this or another execution): poll until done, then download. */
 export async function executeWaitForCompletion(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	const settings = readWaitSettings(this);
-	return await forEachItem(this, settings.maxConcurrency, async (itemIndex) => {
+	return await forEachItem(this, settings.maxConcurrency, async (itemIndex, gate) => {
 		const taskId = readTaskId(this, itemIndex);
 		return await completeTask(this, taskId, {
 			...settings,
 			itemIndex,
+			gate,
 			download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
 			binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
 			details: { task_id: taskId },
