@@ -18,6 +18,8 @@ function jsonEnv<T>(name: string): T | undefined {
 }
 
 async function main(): Promise<void> {
+	// A reader that stopped listening (e.g. `| head -1`) must not crash the mock.
+	process.stdout.on('error', () => undefined);
 	const port = process.env.PORT !== undefined && process.env.PORT !== '' ? Number(process.env.PORT) : 4010;
 	const mock = await startMockService({
 		port,

@@ -5,6 +5,7 @@ import * as path from 'path';
 import { createInterface } from 'readline';
 import type { KeyPermissions } from './auth';
 import { createMockClient, type MockClient } from './client';
+import { compiledCli, NODE_MODULES } from './compile';
 import type { TaskScript } from './types';
 
 export type { MockClient } from './client';
@@ -19,7 +20,14 @@ export interface MockProcessOptions {
 	startTimeoutMs?: number;
 }
 
-const CLI = path.join(__dirname, 'cli.ts');
+/** Plain JS when the mock can be precompiled; ts-node (transpile-only) otherwise. */
+function childCommand(): { args: string[]; nodePath?: string } {
+	try {
+		return { args: [compiledCli()], nodePath: NODE_MODULES };
+	} catch {
+		return { args: ['-r', 'ts-node/register/transpile-only', path.join(__dirname, 'cli.ts')] };
+	}
+}
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
 
@@ -50,8 +58,9 @@ export async function spawnMockProcess(opts: MockProcessOptions = {}): Promise<M
 		...(opts.secondaryKeys ? { MOCK_SECONDARY_KEYS: JSON.stringify(opts.secondaryKeys) } : {}),
 		...(opts.defaults ? { MOCK_DEFAULTS: JSON.stringify(opts.defaults) } : {}),
 	};
-	// transpile-only: no type checking at start-up, so the child is up in well under a second.
-	const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI], {
+	const command = childCommand();
+	if (command.nodePath) env.NODE_PATH = [command.nodePath, process.env.NODE_PATH].filter(Boolean).join(path.delimiter);
+	const child = spawn(process.execPath, command.args, {
 		env,
 		cwd: path.join(__dirname, '..', '..'),
 		stdio: ['pipe', 'pipe', 'pipe'],
