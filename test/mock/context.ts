@@ -88,6 +88,7 @@ export async function sendStream(
 	/** Called with each source chunk once the socket no longer needs it (lets the source reuse buffers). */
 	release?: (chunk: Buffer) => void,
 ): Promise<void> {
+	if (ctx.fault?.kind === 'cut-after-accept') return cut(ctx, 'handled-then-cut');
 	const total = Number(headers['Content-Length'] ?? -1);
 	const limit =
 		ctx.fault?.kind === 'cut-mid-body' || ctx.fault?.kind === 'sse-cut'
