@@ -22,6 +22,13 @@ export interface N8nHomeOptions {
 	build?: boolean;
 	/** Link our package in (default true); false gives a plain n8n, for checking the toolkit itself. */
 	withPackage?: boolean;
+	/**
+	 * Expression engine of the short-lived CLI processes (import, execute). Default `legacy`, or
+	 * GEN_GATEWAY_E2E_EXPRESSION_ENGINE: with n8n 1.123's default `vm` engine (isolated-vm 5 on Node 20), about one
+	 * `n8n execute` in four died with SIGSEGV at exit, after printing its run (a V8 scavenge on the isolate's thread
+	 * while Node tears down). The server keeps n8n's default unless this is set.
+	 */
+	expressionEngine?: 'legacy' | 'vm';
 }
 
 export interface CredentialImport {
@@ -76,6 +83,18 @@ export class N8nHome {
 		return new N8nHome(path.resolve(dir), install, settings, options);
 	}
 
+	/** See N8nHomeOptions.expressionEngine. */
+	get cliExpressionEngine(): 'legacy' | 'vm' {
+		const fromEnv = process.env.GEN_GATEWAY_E2E_EXPRESSION_ENGINE;
+		return this.options.expressionEngine ?? (fromEnv === 'vm' ? 'vm' : 'legacy');
+	}
+
+	/** The engine asked for explicitly (option or environment), for the server; undefined keeps n8n's default. */
+	get explicitExpressionEngine(): 'legacy' | 'vm' | undefined {
+		const fromEnv = process.env.GEN_GATEWAY_E2E_EXPRESSION_ENGINE;
+		return this.options.expressionEngine ?? (fromEnv === 'vm' || fromEnv === 'legacy' ? fromEnv : undefined);
+	}
+
 	/** The `.n8n` folder n8n keeps its database, config and binary data in. */
 	get n8nFolder(): string {
 		return path.join(this.dir, '.n8n');
@@ -83,8 +102,12 @@ export class N8nHome {
 
 	/** The environment every n8n process of this home gets (N8N-REAL.md's, plus per-process ports). */
 	env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+		// Nothing of n8n's configuration leaks in from outside; NODE_ENV=test (set by jest) would make n8n refuse to
+		// load nodes ("Not available in tests") and silence its logger.
 		const inherited = Object.fromEntries(
-			Object.entries(process.env).filter(([key]) => !/^(N8N_|DB_|EXECUTIONS_|QUEUE_|GENERIC_)/.test(key)),
+			Object.entries(process.env).filter(
+				([key]) => !/^(N8N_|DB_|EXECUTIONS_|QUEUE_|GENERIC_|JEST_|NODE_ENV$|NODE_OPTIONS$)/.test(key),
+			),
 		);
 		return {
 			...inherited,
@@ -112,7 +135,11 @@ export class N8nHome {
 	/** Runs `n8n <args>` in this home and records its output. Resolves with the exit code; never throws on it. */
 	async cli(args: string[], timeoutMs = 120_000, extraEnv: Record<string, string> = {}): Promise<ProcessResult> {
 		// Every process gets its own task-broker port, so runs never collide with another n8n on this machine.
-		const env = this.env({ N8N_RUNNERS_BROKER_PORT: String(await freePort()), ...extraEnv });
+		const env = this.env({
+			N8N_RUNNERS_BROKER_PORT: String(await freePort()),
+			N8N_EXPRESSION_ENGINE: this.cliExpressionEngine,
+			...extraEnv,
+		});
 		this.record(`\n$ n8n ${args.join(' ')}\n`);
 		return await runProcess(this.install.n8nBin, args, {
 			cwd: this.dir,
@@ -211,22 +238,45 @@ export async function createN8nHome(options: N8nHomeOptions = {}): Promise<N8nHo
 	return await N8nHome.create(options);
 }
 
-/** Parses n8n's JSON from the first line that starts with `{` (log lines come before it). */
+/**
+ * The run n8n printed: `execute --rawOutput` prints it as JSON from a line that starts with `{` on success, and as
+ * a log message (`<time> info {`) on failure. Log lines before it (debug metadata may also span lines) are skipped:
+ * every `{` that opens a line or a log message is tried, and the last complete JSON object with `data.resultData`
+ * wins.
+ */
 export function parseRun(stdout: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
-	const lines = stdout.split('\n');
-	const start = lines.findIndex((line) => line.startsWith('{'));
-	if (start < 0) return undefined;
-	const rest = lines.slice(start);
-	// The JSON ends at a line that is exactly `}`; anything after it is more logging.
-	for (let end = rest.length; end > 0; end--) {
-		if (rest[end - 1] !== '}') continue;
+	// eslint-disable-next-line no-control-regex
+	const text = stdout.replace(/\x1b\[[0-9;]*m/g, '');
+	let found: unknown;
+	const opener = /^(?:[\d:.]+\s+\w+\s+)?\{/gm;
+	for (let match = opener.exec(text); match; match = opener.exec(text)) {
+		const start = match.index + match[0].length - 1;
+		const end = matchingBrace(text, start);
+		if (end < 0) continue;
 		try {
-			return JSON.parse(rest.slice(0, end).join('\n'));
+			const value = JSON.parse(text.slice(start, end + 1));
+			if (value?.data?.resultData) found = value;
 		} catch {
-			// a `}` inside the JSON, keep looking for the outer one
+			// not JSON (a log line's metadata, say)
 		}
 	}
-	return undefined;
+	return found;
+}
+
+/** Index of the `}` closing the `{` at `start` (JSON strings respected), or -1. */
+function matchingBrace(text: string, start: number): number {
+	let depth = 0;
+	let inString = false;
+	for (let i = start; i < text.length; i++) {
+		const char = text[i];
+		if (inString) {
+			if (char === '\\') i++;
+			else if (char === '"') inString = false;
+		} else if (char === '"') inString = true;
+		else if (char === '{') depth++;
+		else if (char === '}' && --depth === 0) return i;
+	}
+	return -1;
 }
 
 function loadSettings(dir: string): HomeSettings {

@@ -59,6 +59,7 @@ export async function startServer(home: N8nHome, options: ServerOptions = {}): P
 		N8N_RUNNERS_BROKER_PORT: String(await freePort()),
 		N8N_EDITOR_BASE_URL: `${url}/`,
 		WEBHOOK_URL: `${url}/`,
+		...(home.explicitExpressionEngine ? { N8N_EXPRESSION_ENGINE: home.explicitExpressionEngine } : {}),
 	});
 	home.record(`\n$ n8n start (port ${port})\n`);
 	const started = Date.now();
