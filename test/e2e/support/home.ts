@@ -20,6 +20,8 @@ export interface N8nHomeOptions {
 	env?: Record<string, string>;
 	/** Run `npm run build` when dist/ is missing or stale instead of failing. Default false. */
 	build?: boolean;
+	/** Also print every n8n output chunk to this process's stderr (for `npm start`). */
+	echo?: boolean;
 	/** Link our package in (default true); false gives a plain n8n, for checking the toolkit itself. */
 	withPackage?: boolean;
 	/**
@@ -182,6 +184,7 @@ export class N8nHome {
 	/** Appends output of a process that belongs to this home (used by the server too). */
 	record(chunk: string): void {
 		this.output.push(chunk);
+		if (this.options.echo) process.stderr.write(chunk);
 	}
 
 	/** Where filesystem mode stored a binary, from its id (`filesystem-v2:<path>` or `filesystem:<path>`). */
