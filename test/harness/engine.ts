@@ -1,0 +1,153 @@
+/**
+ * Runs workflows with this package's nodes through n8n's real engine (n8n-core WorkflowExecute,
+ * n8n-workflow Workflow) inside jest: the real execute context, `httpRequestWithAuthentication`
+ * (axios in n8n-core), binary data service, Retry On Fail / Continue On Fail, and cancellation.
+ * Only what the n8n server adds around the engine (database, credentials store, config) is ours.
+ */
+import { ExecutionLifecycleHooks, ExternalSecretsProxy, WorkflowExecute } from 'n8n-core';
+import type {
+	ICredentialType,
+	INodeType,
+	INodeTypes,
+	IRun,
+	IVersionedNodeType,
+	IWorkflowBase,
+	IWorkflowExecuteAdditionalData,
+	WorkflowExecuteMode,
+} from 'n8n-workflow';
+import { UnexpectedError, Workflow, createRunExecutionData } from 'n8n-workflow';
+import { rm } from 'node:fs/promises';
+
+import { cancelOnSignalOrTimeout } from './cancel';
+import { HarnessCredentialTypes } from './credential-types';
+import { HarnessCredentialsHelper } from './credentials-helper';
+import { buildNodeTypes } from './node-types';
+import type { RunResult } from './result';
+import { buildResult } from './result';
+import type { BinaryMode } from './services';
+import { setupBinaryData, setupCoreServices, shutDownRunServices } from './services';
+import type { HarnessNode } from './workflow-builder';
+import { CREDENTIAL_TYPE, START_NODE_NAME, buildWorkflowGraph } from './workflow-builder';
+
+export type { HarnessNode } from './workflow-builder';
+export type { RunResult } from './result';
+export { HARNESS_NODE_TYPES } from './helper-nodes';
+export { CREDENTIAL_TYPE, ITEMS_NODE_NAME, START_NODE_NAME } from './workflow-builder';
+export { packageCredentialTypes } from './credential-types';
+
+export interface RunOptions {
+	/** Executed as a chain in array order after the built-in Start node (and Items node when `input` is given). */
+	nodes: HarnessNode[];
+	/** JSON items fed to the first node, through a built-in Items node. */
+	input?: Array<Record<string, unknown>>;
+	/** The genGatewayApi credential data; attached to nodes with `credentials: true`. */
+	credentials?: { baseUrl: string; apiKey: string };
+	/** 'filesystem' stores binary data in a temp folder that `result.cleanup()` removes. Default 'default' (memory). */
+	binaryMode?: BinaryMode;
+	/** Cancels the execution (WorkflowExecute's cancel) when aborted; nodes see getExecutionCancelSignal() fire. */
+	signal?: AbortSignal;
+	executionId?: string;
+	/** The workflow's execution timeout: cancels like n8n's timeout does (the run ends with a timeout error). */
+	timeoutMs?: number;
+	/** Test-only node types, registered by their description.name. */
+	extraNodeTypes?: Array<INodeType | IVersionedNodeType>;
+	/** Test-only credential types; the package's own credential types win over extras of the same name. */
+	extraCredentialTypes?: ICredentialType[];
+	/** Execution mode given to the engine. Default 'manual' (as when a user clicks "Execute workflow"). */
+	mode?: WorkflowExecuteMode;
+}
+
+const WORKFLOW_ID = 'harnessWorkflow1';
+let executionCounter = 0;
+
+/** Runs are serialised: the engine's logger and binary data service are process-wide. */
+let queue: Promise<unknown> = Promise.resolve();
+function exclusive<T>(task: () => Promise<T>): Promise<T> {
+	const result = queue.then(task, task);
+	queue = result.catch(() => undefined);
+	return result;
+}
+
+/** This package's node types (nodes/<Folder>/<Name>.node.ts) plus the harness helper nodes. */
+export function loadPackageNodeTypes(): INodeTypes {
+	return buildNodeTypes();
+}
+
+export async function runWorkflow(opts: RunOptions): Promise<RunResult> {
+	return await exclusive(async () => await runNow(opts));
+}
+
+function workflowBase(graph: Pick<IWorkflowBase, 'nodes' | 'connections' | 'settings'>): IWorkflowBase {
+	const now = new Date();
+	return { id: WORKFLOW_ID, name: 'Harness workflow', active: false, isArchived: false, activeVersionId: null, createdAt: now, updatedAt: now, ...graph };
+}
+
+function additionalDataFor(
+	executionId: string,
+	credentialsHelper: HarnessCredentialsHelper,
+	hooks: ExecutionLifecycleHooks,
+	timeoutMs: number | undefined,
+): IWorkflowExecuteAdditionalData {
+	const base = 'http://127.0.0.1:5678';
+	const unsupported = (what: string) => async () => {
+		throw new UnexpectedError(`${what} is not supported by the test harness`);
+	};
+	return {
+		credentialsHelper,
+		hooks,
+		externalSecretsProxy: new ExternalSecretsProxy(), // no secrets providers
+		executionId,
+		currentNodeExecutionIndex: 0,
+		executeWorkflow: unsupported('Executing a sub-workflow'),
+		getRunExecutionData: async () => undefined,
+		startRunnerTask: unsupported('A task runner'),
+		logAiEvent: () => {},
+		variables: {},
+		restApiUrl: `${base}/rest`,
+		instanceBaseUrl: `${base}/`,
+		formWaitingBaseUrl: `${base}/form-waiting`,
+		webhookBaseUrl: `${base}/webhook`,
+		webhookWaitingBaseUrl: `${base}/webhook-waiting`,
+		webhookTestBaseUrl: `${base}/webhook-test`,
+		...(timeoutMs !== undefined ? { executionTimeoutTimestamp: Date.now() + timeoutMs } : {}),
+	};
+}
+
+async function runNow(opts: RunOptions): Promise<RunResult> {
+	const logger = setupCoreServices();
+	const logs = logger.startRun();
+	const { service: binaryData, folder: binaryFolder } = await setupBinaryData(opts.binaryMode ?? 'default');
+	try {
+		const mode = opts.mode ?? 'manual';
+		const nodeTypes = buildNodeTypes(opts.extraNodeTypes);
+		const tries = new Map<string, number>();
+		const credentialsHelper = new HarnessCredentialsHelper(
+			new HarnessCredentialTypes(opts.extraCredentialTypes),
+			nodeTypes,
+			opts.credentials ? { [CREDENTIAL_TYPE]: { ...opts.credentials } } : {},
+		);
+
+		const graph = { ...buildWorkflowGraph(opts.nodes, opts.input, nodeTypes), settings: { executionOrder: 'v1' as const } };
+		const workflow = new Workflow({ ...workflowBase(graph), nodeTypes: nodeTypes.withExecuteCounting(tries) });
+		const executionId = opts.executionId ?? `harness-${process.pid}-${++executionCounter}`;
+		const hooks = new ExecutionLifecycleHooks(mode, executionId, workflowBase(graph));
+		const additionalData = additionalDataFor(executionId, credentialsHelper, hooks, opts.timeoutMs);
+
+		// Like a manual trigger: the start node gets one empty item.
+		const runExecutionData = createRunExecutionData({
+			executionData: {
+				nodeExecutionStack: [{ node: workflow.getNode(START_NODE_NAME)!, data: { main: [[{ json: {} }]] }, source: null }],
+			},
+		});
+		const running = new WorkflowExecute(additionalData, mode, runExecutionData).processRunExecutionData(workflow);
+		const run: IRun = await cancelOnSignalOrTimeout(running, opts.signal, opts.timeoutMs);
+
+		const lastNodeName = graph.nodes[graph.nodes.length - 1].name;
+		return buildResult({ run, lastNodeName, binaryData, binaryFolder, tries, logs });
+	} catch (error) {
+		if (binaryFolder) await rm(binaryFolder, { recursive: true, force: true });
+		throw error;
+	} finally {
+		shutDownRunServices();
+	}
+}
