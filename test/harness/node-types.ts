@@ -5,6 +5,7 @@ import { discoverNodeInstances, packageName } from './discover';
 import { HELPER_NODE_CLASSES } from './helper-nodes';
 
 type AnyNodeType = INodeType | IVersionedNodeType;
+type Execute = NonNullable<INodeType['execute']>;
 
 function isNodeType(value: unknown): value is AnyNodeType {
 	const description = (value as { description?: { name?: unknown } } | null)?.description;
@@ -70,27 +71,26 @@ export class HarnessNodeTypes implements INodeTypes {
 
 	/** A copy whose node types count each call of `execute` per node name into `counts` (Retry On Fail runs). */
 	withExecuteCounting(counts: Map<string, number>): INodeTypes {
-		const base = this;
 		const wrapped = new WeakMap<INodeType, INodeType>();
 		const count = (nodeType: INodeType): INodeType => {
-			const execute = nodeType.execute;
+			const execute: Execute | undefined = nodeType.execute;
 			if (!execute) return nodeType;
 			let counting = wrapped.get(nodeType);
 			if (!counting) {
 				counting = Object.create(nodeType) as INodeType;
-				counting.execute = async function (this: IExecuteFunctions, ...args: unknown[]) {
+				counting.execute = async function (this: IExecuteFunctions, ...args: Parameters<Execute>) {
 					const name = this.getNode().name;
 					counts.set(name, (counts.get(name) ?? 0) + 1);
-					return await (execute as (...a: unknown[]) => ReturnType<typeof execute>).apply(this, args);
-				} as INodeType['execute'];
+					return await execute.apply(this, args);
+				};
 				wrapped.set(nodeType, counting);
 			}
 			return counting;
 		};
 		return {
-			getByName: (type) => base.getByName(type),
-			getByNameAndVersion: (type, version) => count(base.getByNameAndVersion(type, version)),
-			getKnownTypes: () => base.getKnownTypes(),
+			getByName: (type) => this.getByName(type),
+			getByNameAndVersion: (type, version) => count(this.getByNameAndVersion(type, version)),
+			getKnownTypes: () => this.getKnownTypes(),
 		};
 	}
 }

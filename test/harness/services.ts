@@ -27,10 +27,15 @@ function assertSameModulesAsCore() {
 
 /** A private n8n user folder (settings file, default binary folder) for this module registry. */
 const userFolder = mkdtempSync(path.join(tmpdir(), 'gen-gateway-harness-'));
-const removeUserFolder = () => rmSync(userFolder, { recursive: true, force: true });
+/** Every folder the harness made; whatever a test did not clean up goes when its file ends. */
+const madeFolders = new Set<string>([userFolder]);
+const removeMadeFolders = () => {
+	for (const folder of madeFolders) rmSync(folder, { recursive: true, force: true });
+	madeFolders.clear();
+};
 // Inside jest this module loads at a test file's top level, where afterAll may be registered.
-if (typeof afterAll === 'function') afterAll(removeUserFolder);
-else process.once('exit', removeUserFolder);
+if (typeof afterAll === 'function') afterAll(removeMadeFolders);
+else process.once('exit', removeMadeFolders);
 
 let logger: CollectingLogger | undefined;
 
@@ -70,6 +75,7 @@ export type BinaryMode = 'default' | 'filesystem';
  */
 export async function setupBinaryData(mode: BinaryMode): Promise<{ service: BinaryDataService; folder?: string }> {
 	const folder = mode === 'filesystem' ? await mkdtemp(path.join(tmpdir(), 'gen-gateway-binary-')) : undefined;
+	if (folder) madeFolders.add(folder);
 	// BinaryDataConfig's constructor reads InstanceSettings and the environment; build it from its prototype instead.
 	const config = Object.assign(Object.create(BinaryDataConfig.prototype) as BinaryDataConfig, {
 		mode,

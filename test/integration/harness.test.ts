@@ -226,39 +226,57 @@ describe('Retry On Fail and Continue On Fail (WorkflowExecute)', () => {
 });
 
 describe('cancellation', () => {
+	const waitThenNoOp = [
+		{ name: 'Wait', type: 'harnessTestWait', parameters: { ms: 20_000 } },
+		{ name: 'After', type: 'harness.noOp', parameters: {} },
+	];
+
 	test('aborting the signal cancels the execution and the node sees its cancel signal', async () => {
 		const controller = new AbortController();
 		setTimeout(() => controller.abort(), 100);
 		const started = Date.now();
-		const result = await run({
-			nodes: [
-				{ name: 'Wait', type: 'harnessTestWait', parameters: { ms: 20_000 } },
-				{ name: 'After', type: 'harness.noOp', parameters: {} },
-			],
-			signal: controller.signal,
-		});
+		const result = await run({ nodes: waitThenNoOp, signal: controller.signal });
 		expect(Date.now() - started).toBeLessThan(3_000);
 		expect(result.run.status).toBe('canceled');
+		// sleepWithAbort rejected because getExecutionCancelSignal() fired.
+		expect(result.nodeError('Wait')?.name).toBe('ManualExecutionCancelledError');
 		expect(result.run.data.resultData.runData.After).toBeUndefined();
 		expect(result.error?.message).toMatch(/cancel/i);
 	});
 
-	test('an already aborted signal stops the workflow before later nodes run', async () => {
-		const result = await run({
-			nodes: [{ name: 'Wait', type: 'harnessTestWait', parameters: { ms: 20_000 } }],
-			signal: AbortSignal.abort(),
-		});
+	test('an already aborted signal cancels before any node runs', async () => {
+		const result = await run({ nodes: waitThenNoOp, signal: AbortSignal.abort() });
 		expect(result.run.status).toBe('canceled');
-		expect(result.tries('Wait')).toBeLessThanOrEqual(1);
+		expect(result.run.data.resultData.runData).toEqual({});
+		expect(result.tries('Wait')).toBe(0);
 	});
 
-	test('timeoutMs cancels like the workflow execution timeout', async () => {
+	test('timeoutMs cancels the execution like the workflow execution timeout', async () => {
 		const started = Date.now();
-		const result = await run({
-			nodes: [{ name: 'Wait', type: 'harnessTestWait', parameters: { ms: 20_000 } }],
-			timeoutMs: 150,
-		});
+		const result = await run({ nodes: waitThenNoOp, timeoutMs: 150 });
+		expect(Date.now() - started).toBeGreaterThanOrEqual(140);
 		expect(Date.now() - started).toBeLessThan(3_000);
 		expect(result.run.status).toBe('canceled');
+		expect(result.nodeError('Wait')?.name).toBe('ManualExecutionCancelledError');
+		expect(result.run.data.resultData.runData.After).toBeUndefined();
+	});
+
+	test('an HTTP request in flight is aborted too', async () => {
+		const slow = await startTestServer(API_KEY, 1024, 20_000);
+		try {
+			const controller = new AbortController();
+			setTimeout(() => controller.abort(), 150);
+			const started = Date.now();
+			const result = await run({
+				nodes: [{ name: 'Request', type: 'harnessTestRequest', parameters: {}, credentials: true }],
+				credentials: { baseUrl: slow.baseUrl, apiKey: API_KEY },
+				signal: controller.signal,
+			});
+			expect(Date.now() - started).toBeLessThan(3_000);
+			expect(result.run.status).toBe('canceled');
+			expect(slow.authorizations).toHaveLength(1);
+		} finally {
+			await slow.close();
+		}
 	});
 });
