@@ -76,14 +76,20 @@ interface FailureCause {
 	aborted: boolean;
 }
 
-/** n8n wraps axios errors in a NodeApiError whose `cause` is the axios error; only its code is read, never its config. */
-function failureCause(error: unknown): FailureCause | undefined {
+/**
+ * n8n wraps axios errors in a NodeApiError; the network code (ECONNRESET, ECONNREFUSED, ...) survives in its
+ * `httpCode` (n8n-core 1.x drops `cause`) or on the axios error itself. Only the code is read, never the config.
+ */
+function failureCause(ctx: GatewayFunctions, error: unknown): FailureCause | undefined {
+	if (cancelSignal(ctx)?.aborted) return { code: 'ERR_CANCELED', aborted: true };
 	const candidates = [error, (error as { cause?: unknown })?.cause];
 	for (const candidate of candidates) {
-		const code = (candidate as { code?: unknown })?.code;
-		const name = (candidate as { name?: unknown })?.name;
-		if (code === 'ERR_CANCELED' || name === 'CanceledError') return { code: 'ERR_CANCELED', aborted: true };
-		if (typeof code === 'string' && code !== '') return { code, aborted: false };
+		const record = candidate as { code?: unknown; httpCode?: unknown; name?: unknown } | undefined;
+		if (record?.name === 'CanceledError') return { code: 'ERR_CANCELED', aborted: true };
+		for (const code of [record?.code, record?.httpCode]) {
+			if (code === 'ERR_CANCELED') return { code, aborted: true };
+			if (typeof code === 'string' && /^[A-Z][A-Z_]+$/.test(code)) return { code, aborted: false };
+		}
 	}
 	return undefined;
 }
@@ -158,7 +164,7 @@ async function send(
 				options,
 			)) as IN8nHttpFullResponse;
 		} catch (error) {
-			const cause = failureCause(error);
+			const cause = failureCause(ctx, error);
 			if (!cause) throw error;
 			if (cause.aborted) throw error;
 			const notSent = NOT_SENT_CODES.has(cause.code);
@@ -298,7 +304,7 @@ export async function downloadUrl(ctx: IExecuteFunctions, url: string, itemIndex
 				abortSignal: ctx.getExecutionCancelSignal(),
 			})) as IN8nHttpFullResponse;
 		} catch (error) {
-			const cause = failureCause(error);
+			const cause = failureCause(ctx, error);
 			if (!cause || cause.aborted) throw error;
 			const delay = nextRetryDelay({ attempt, elapsedMs: Date.now() - started, policy });
 			if (delay !== undefined) {
