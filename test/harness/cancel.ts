@@ -4,18 +4,17 @@ import type { IRun } from 'n8n-workflow';
 type RunningExecution = ReturnType<WorkflowExecute['processRunExecutionData']>;
 
 /** How long a cancelled execution may take to stop before the harness reports it as stuck. */
-export const CANCEL_GRACE_MS = 5_000;
+export const DEFAULT_CANCEL_GRACE_MS = 5_000;
 
 /**
  * Awaits the engine's run, cancelling it (PCancelable.cancel, which aborts the execution's
  * AbortController as n8n's "stop execution" does) when `signal` aborts or `timeoutMs` passes.
  * The engine then finishes the current node and resolves with a cancelled run; a node that ignores
- * the cancel signal makes this reject after CANCEL_GRACE_MS instead of hanging the test.
+ * the cancel signal makes this reject after `graceMs` instead of hanging the test.
  */
 export async function cancelOnSignalOrTimeout(
 	running: RunningExecution,
-	signal: AbortSignal | undefined,
-	timeoutMs: number | undefined,
+	{ signal, timeoutMs, graceMs }: { signal?: AbortSignal; timeoutMs?: number; graceMs: number },
 ): Promise<IRun> {
 	return await new Promise<IRun>((resolve, reject) => {
 		let graceTimer: NodeJS.Timeout | undefined;
@@ -25,8 +24,8 @@ export async function cancelOnSignalOrTimeout(
 			if (graceTimer) return;
 			running.cancel();
 			graceTimer = setTimeout(
-				() => reject(new Error(`test harness: the execution did not stop within ${CANCEL_GRACE_MS} ms after ${reason}`)),
-				CANCEL_GRACE_MS,
+				() => reject(new Error(`test harness: the execution did not stop within ${graceMs} ms after ${reason}`)),
+				graceMs,
 			);
 		};
 		const onAbort = () => cancel('the signal aborted');

@@ -26,8 +26,13 @@ function listFiles(dir: string, suffix: string, depth: 1 | 2): string[] {
 function instantiateExports<T>(files: string[], accept: (value: unknown) => value is T): T[] {
 	const instances: T[] = [];
 	for (const file of files) {
-		// eslint-disable-next-line @typescript-eslint/no-require-imports
-		const moduleExports = require(file) as Record<string, unknown>;
+		let moduleExports: Record<string, unknown>;
+		try {
+			// eslint-disable-next-line @typescript-eslint/no-require-imports
+			moduleExports = require(file) as Record<string, unknown>;
+		} catch (error) {
+			throw new Error(`test harness: cannot load ${path.relative(PACKAGE_DIR, file)}: ${(error as Error).message}`);
+		}
 		for (const exported of Object.values(moduleExports)) {
 			if (typeof exported !== 'function' || !/^class\s/.test(Function.prototype.toString.call(exported))) continue;
 			let instance: unknown;

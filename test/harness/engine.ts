@@ -18,7 +18,7 @@ import type {
 import { UnexpectedError, Workflow, createRunExecutionData } from 'n8n-workflow';
 import { rm } from 'node:fs/promises';
 
-import { cancelOnSignalOrTimeout } from './cancel';
+import { DEFAULT_CANCEL_GRACE_MS, cancelOnSignalOrTimeout } from './cancel';
 import { HarnessCredentialTypes } from './credential-types';
 import { HarnessCredentialsHelper } from './credentials-helper';
 import { buildNodeTypes } from './node-types';
@@ -55,15 +55,24 @@ export interface RunOptions {
 	extraCredentialTypes?: ICredentialType[];
 	/** Execution mode given to the engine. Default 'manual' (as when a user clicks "Execute workflow"). */
 	mode?: WorkflowExecuteMode;
+	/** After a cancel, how long the execution may take to stop before runWorkflow rejects. Default 5000. */
+	cancelGraceMs?: number;
 }
 
 const WORKFLOW_ID = 'harnessWorkflow1';
 let executionCounter = 0;
 
-/** Runs are serialised: the engine's logger and binary data service are process-wide. */
+/**
+ * Runs are serialised: the engine's logger and binary data service are process-wide. The next run
+ * also waits for an execution that outlived its runWorkflow call (one stuck after a cancel).
+ */
 let queue: Promise<unknown> = Promise.resolve();
+let engineSettled: Promise<unknown> = Promise.resolve();
 function exclusive<T>(task: () => Promise<T>): Promise<T> {
-	const result = queue.then(task, task);
+	const result = queue.then(async () => {
+		await engineSettled;
+		return await task();
+	});
 	queue = result.catch(() => undefined);
 	return result;
 }
@@ -140,7 +149,12 @@ async function runNow(opts: RunOptions): Promise<RunResult> {
 			},
 		});
 		const running = new WorkflowExecute(additionalData, mode, runExecutionData).processRunExecutionData(workflow);
-		const run: IRun = await cancelOnSignalOrTimeout(running, opts.signal, opts.timeoutMs);
+		engineSettled = running.catch(() => undefined);
+		const run: IRun = await cancelOnSignalOrTimeout(running, {
+			signal: opts.signal,
+			timeoutMs: opts.timeoutMs,
+			graceMs: opts.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
+		});
 
 		const lastNodeName = graph.nodes[graph.nodes.length - 1].name;
 		return buildResult({ run, lastNodeName, binaryData, binaryFolder, tries, logs });

@@ -261,6 +261,17 @@ describe('cancellation', () => {
 		expect(result.run.data.resultData.runData.After).toBeUndefined();
 	});
 
+	test('a node that ignores the cancel signal makes runWorkflow reject after cancelGraceMs', async () => {
+		const controller = new AbortController();
+		setTimeout(() => controller.abort(), 50);
+		await expect(
+			run({ nodes: [{ name: 'Deaf', type: 'harnessTestDeafWait', parameters: { ms: 400 } }], signal: controller.signal, cancelGraceMs: 100 }),
+		).rejects.toThrow('did not stop within 100 ms after the signal aborted');
+		// The next run waits for that execution to end instead of overlapping it.
+		const next = await run({ nodes: [{ name: 'N', type: 'harness.noOp', parameters: {} }] });
+		expect(next.run.status).toBe('success');
+	});
+
 	test('an HTTP request in flight is aborted too', async () => {
 		const slow = await startTestServer(API_KEY, 1024, 20_000);
 		try {
