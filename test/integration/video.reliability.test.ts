@@ -65,10 +65,23 @@ describe('Video: never pay twice, recover from transient faults', () => {
 		const result = await runVideo(mock, generate('[[instant]] lost answer, retried'), {
 			retryOnFail: true,
 			maxTries: 3,
-			waitBetweenTries: 0,
+			waitBetweenTries: 1,
 		});
 		expect(result.tries('Video')).toBe(3);
 		expect(result.nodeError('Video')!.message).toMatch(/unknown/);
+		expect(await mock.submissions()).toBe(1);
+	});
+
+	it('Retry On Fail with Continue On Fail (n8n retries error items too): still exactly one submission', async () => {
+		await mock.setFaults([{ method: 'POST', path: '^/v1/tasks/vendor$', kind: 'cut-after-accept' }]);
+		const result = await runVideo(mock, generate('[[instant]] lost answer, continue and retry'), {
+			retryOnFail: true,
+			maxTries: 3,
+			waitBetweenTries: 1,
+			continueOnFail: true,
+		});
+		expect(result.tries('Video')).toBe(3);
+		expect(result.output()[0].json.error).toMatch(/unknown/);
 		expect(await mock.submissions()).toBe(1);
 	});
 
@@ -78,7 +91,7 @@ describe('Video: never pay twice, recover from transient faults', () => {
 		const result = await runVideo(mock, generate('[[instant]] retry resumes'), {
 			retryOnFail: true,
 			maxTries: 3,
-			waitBetweenTries: 0,
+			waitBetweenTries: 1,
 		});
 		try {
 			expect(result.error).toBeUndefined();

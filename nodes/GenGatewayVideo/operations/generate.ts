@@ -139,7 +139,8 @@ export async function executeGenerate(this: IExecuteFunctions): Promise<INodeExe
 			throw withTaskContext(error, details);
 		}
 	});
-	// The node finished: no retry will come, so its submission memory for this execution goes.
-	forgetScope(scope);
+	// n8n's Retry On Fail also re-runs a node whose output holds error items (Continue On Fail): keep the memory then,
+	// so the retry resumes accepted tasks; it expires on its own. A clean finish needs no memory.
+	if (!out.some((item) => item.json.error !== undefined)) forgetScope(scope);
 	return out;
 }
