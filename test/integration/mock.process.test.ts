@@ -41,7 +41,7 @@ it('cli prints one JSON line first, then a hint, honours env options, and stops 
 	const first = JSON.parse(lines[0]);
 	expect(first).toEqual({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), apiKey: 'cli-test-key-000' });
 	expect(lines[1]).toContain(first.url);
-	const script = await (await fetch(`${first.url}/__mock/task-script`)).json();
+	const script = (await (await fetch(`${first.url}/__mock/task-script`)).json()) as { runMs: number };
 	expect(script.runMs).toBe(1234);
 	const ok = await fetch(`${first.url}/v1/models`, { headers: { Authorization: 'Bearer cli-test-key-000' } });
 	expect(ok.status).toBe(200);
@@ -77,7 +77,7 @@ it('streams a 64 MB artifact without growing the mock process memory much', asyn
 			headers: { ...auth, 'Content-Type': 'application/json' },
 			body: JSON.stringify({ model: 'gk_video', prompt: 'big [[instant]] [[size=64M]]' }),
 		});
-		const { task_id: id } = await submitted.json();
+		const { task_id: id } = (await submitted.json()) as { task_id: string };
 		const before = (await mock.health()).rss;
 		let peak = before;
 		let downloading = true;
