@@ -44,7 +44,12 @@ async function secretsOf(ctx: IExecuteFunctions): Promise<string[]> {
 	}
 }
 
-function withPartial(error: NodeApiError, partial: string, outcomeUnknown: boolean): NodeApiError {
+/**
+ * NodeApiError swaps a message that mentions a common error code (ECONNRESET, …) for a generic sentence; ours says
+ * more, so it is set back.
+ */
+function withPartial(error: NodeApiError, message: string, partial: string, outcomeUnknown: boolean): NodeApiError {
+	error.message = message;
 	error.context[PARTIAL_CONTENT] = partial;
 	error.context[OUTCOME_UNKNOWN] = outcomeUnknown;
 	return error;
@@ -64,7 +69,7 @@ export function brokenStreamError(
 		{ message, code: 'STREAM_BROKEN' },
 		{ message, description, itemIndex: request.itemIndex },
 	);
-	return withPartial(error, partial, true);
+	return withPartial(error, message, partial, true);
 }
 
 async function serviceStreamError(
@@ -84,7 +89,7 @@ async function serviceStreamError(
 			itemIndex: request.itemIndex,
 		},
 	);
-	return withPartial(error, partial, false);
+	return withPartial(error, message, partial, false);
 }
 
 function reasonOf(error: unknown): string {
