@@ -1,0 +1,54 @@
+import { readdirSync, readFileSync } from 'fs';
+import { resolve } from 'path';
+
+import { readVideoParameters } from '../../nodes/GenGatewayVideo/parameters';
+import { buildVideoRequest } from '../../nodes/GenGatewayVideo/request';
+import { loadPackageNodeTypes } from '../harness/engine';
+
+/** The importable example workflows reference real node types and valid static parameters. */
+const folder = resolve(__dirname, '../../examples');
+const examples = readdirSync(folder)
+	.filter((file) => file.endsWith('.json'))
+	.map((file) => ({ file, workflow: JSON.parse(readFileSync(resolve(folder, file), 'utf8')) }));
+
+interface ExampleNode {
+	name: string;
+	type: string;
+	parameters: Record<string, unknown>;
+	credentials?: Record<string, { id: string; name: string }>;
+}
+
+describe('examples/', () => {
+	const nodeTypes = loadPackageNodeTypes();
+
+	it('holds the documented workflows', () => {
+		expect(examples.map((e) => e.file)).toEqual(
+			expect.arrayContaining(['list-models.json', 'video-generate-and-wait.json', 'video-submit-now-resume-later.json', 'video-batch.json']),
+		);
+	});
+
+	it.each(examples.map((e) => [e.file, e.workflow]))('%s: our nodes exist, use the shared credential, connect in a chain', (_, workflow) => {
+		const nodes = workflow.nodes as ExampleNode[];
+		for (const node of nodes.filter((n) => n.type.startsWith('n8n-nodes-gen-gateway.'))) {
+			expect(() => nodeTypes.getByNameAndVersion(node.type, 1)).not.toThrow();
+			expect(node.credentials).toEqual({ genGatewayApi: { id: 'GenGatewayMock01', name: 'Gen Gateway (mock)' } });
+		}
+		const names = new Set(nodes.map((n) => n.name));
+		for (const [from, outputs] of Object.entries(workflow.connections as Record<string, { main: Array<Array<{ node: string }>> }>)) {
+			expect(names.has(from)).toBe(true);
+			for (const target of outputs.main.flat()) expect(names.has(target.node)).toBe(true);
+		}
+	});
+
+	it('static Video Generate parameters pass the local validation', () => {
+		for (const { workflow } of examples) {
+			for (const node of (workflow.nodes as ExampleNode[]).filter((n) => n.type.endsWith('.genGatewayVideo'))) {
+				const p = node.parameters;
+				if (p.operation !== 'generate' || String(p.prompt).startsWith('=')) continue;
+				const ctx = { getNodeParameter: (name: string, _i: number, fallback?: unknown) => p[name] ?? fallback };
+				const { model, input } = readVideoParameters(ctx as never, 0);
+				expect(() => buildVideoRequest(model, input)).not.toThrow();
+			}
+		}
+	});
+});
