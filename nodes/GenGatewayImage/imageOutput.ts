@@ -2,7 +2,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { toBinary } from '../shared/binary';
-import { downloadUrl } from '../shared/transport';
+import { downloadUrl, waitFor } from '../shared/transport';
 
 /**
  * The `data` entries of an image answer → output items: each image becomes n8n binary data (a `b64_json` decoded, a
@@ -36,6 +36,42 @@ export function binaryKey(base: string, index: number, mode: OutputMode): string
 	return mode === 'oneItem' ? `${base}_${index}` : base;
 }
 
+/** Attempts for a URL download whose body breaks mid-way; a read is safe to repeat (HTTP refusals retry in the transport). */
+const DOWNLOAD_ATTEMPTS = 3;
+const DOWNLOAD_RETRY_DELAY_MS = 500;
+
+/** A URL download streamed into binary data, again from the start when the body breaks mid-way. */
+async function downloadImage(
+	ctx: IExecuteFunctions,
+	url: string,
+	fileName: string,
+	itemIndex: number,
+): Promise<IBinaryData> {
+	for (let attempt = 1; ; attempt++) {
+		const response = await downloadUrl(ctx, url, itemIndex);
+		const contentType = response.headers['content-type'];
+		try {
+			return await toBinary(ctx, response.body, {
+				fileName,
+				mimeType: typeof contentType === 'string' ? contentType : undefined,
+			});
+		} catch (error) {
+			response.body.destroy();
+			if (ctx.getExecutionCancelSignal()?.aborted) throw error;
+			const reason = (error as Error)?.message ?? String(error);
+			if (attempt >= DOWNLOAD_ATTEMPTS) {
+				throw new NodeOperationError(
+					ctx.getNode(),
+					`Downloading ${fileName} failed: the connection broke before the whole file arrived (${reason})`,
+					{ description: `Tried ${attempt} times.`, itemIndex },
+				);
+			}
+			ctx.logger.warn(`Gen Gateway: download of ${fileName} broke (${reason}); retry ${attempt + 1}`);
+			await waitFor(ctx, DOWNLOAD_RETRY_DELAY_MS * attempt);
+		}
+	}
+}
+
 async function imageBinary(
 	ctx: IExecuteFunctions,
 	entry: ImageEntry,
@@ -51,12 +87,7 @@ async function imageBinary(
 		return await toBinary(ctx, bytes, { fileName });
 	}
 	if (typeof entry.url === 'string' && entry.url !== '') {
-		const response = await downloadUrl(ctx, entry.url, itemIndex);
-		const contentType = response.headers['content-type'];
-		return await toBinary(ctx, response.body, {
-			fileName,
-			mimeType: typeof contentType === 'string' ? contentType : undefined,
-		});
+		return await downloadImage(ctx, entry.url, fileName, itemIndex);
 	}
 	throw new NodeOperationError(ctx.getNode(), `Image ${index + 1} has neither "b64_json" nor "url"`, { itemIndex });
 }
