@@ -47,7 +47,10 @@ function trickle(bytes: Buffer, pieceSize: number): Readable {
 	return new Readable({
 		read() {
 			setImmediate(() => {
-				if (offset >= bytes.length) return this.push(null);
+				if (offset >= bytes.length) {
+					this.push(null);
+					return;
+				}
 				this.push(bytes.subarray(offset, offset + pieceSize));
 				offset += pieceSize;
 			});
