@@ -1,4 +1,7 @@
 /** The Chat node against the mock over loopback, through n8n-core's real engine. */
+import { createServer } from 'http';
+import type { IncomingMessage, Server, ServerResponse } from 'http';
+import type { AddressInfo } from 'net';
 import type { IDataObject, IExecuteFunctions, INodeType } from 'n8n-workflow';
 
 import { GenGatewayChat } from '../../nodes/GenGatewayChat/GenGatewayChat.node';
@@ -237,6 +240,109 @@ describe('streaming (section 6)', () => {
 	});
 });
 
+/**
+ * A service with stream behaviours the mock has no fault for: it answers the chat POST with `write(res)` and records
+ * whether the client closed the connection.
+ */
+async function withStreamServer(
+	write: (res: ServerResponse) => void,
+	test: (baseUrl: string, closedByClient: () => boolean) => Promise<void>,
+): Promise<void> {
+	let closedByClient = false;
+	const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+		req.resume();
+		req.on('end', () => write(res));
+		res.on('close', () => {
+			if (!res.writableEnded) closedByClient = true;
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	try {
+		await test(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, () => closedByClient);
+	} finally {
+		server.closeAllConnections();
+		await new Promise<void>((resolve) => server.close(() => resolve()));
+	}
+}
+
+const sse = (res: ServerResponse, contents: string[], tail: string) => {
+	res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+	for (const content of contents) {
+		res.write(`data: ${JSON.stringify({ model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`);
+	}
+	res.write(tail);
+};
+
+describe('the end of a stream', () => {
+	it('ends at data: [DONE] even when the connection stays open, and ignores anything after it', async () => {
+		await withStreamServer(
+			(res) => sse(res, ['Hel', 'lo'], 'data: [DONE]\n\ndata: {"choices":[{"index":0,"delta":{"content":"NOT THIS"}}]}\n\n'),
+			async (baseUrl, closedByClient) => {
+				const result = await runChat(message('x', { options: { streaming: 'always' } }), { baseUrl });
+				expect(result.error).toBeUndefined();
+				expect(result.output()[0].json).toMatchObject({ content: 'Hello', model: 'm' });
+				// The node hung up itself (the server never ended the answer); the server sees it a moment later.
+				for (let i = 0; i < 100 && !closedByClient(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+				expect(closedByClient()).toBe(true);
+			},
+		);
+	});
+
+	it('a stream that ends cleanly but without [DONE] is incomplete', async () => {
+		await withStreamServer(
+			(res) => {
+				sse(res, ['Hel', 'lo'], '');
+				res.end();
+			},
+			async (baseUrl) => {
+				const result = await runChat(message('x', { options: { streaming: 'always' } }), { baseUrl, continueOnFail: true });
+				const [item] = result.output();
+				expect(item.json.error).toMatch(/\(the connection closed before data: \[DONE\]\): the output is incomplete/);
+				expect(item.json.partialContent).toBe('Hello');
+			},
+		);
+	});
+
+	it('an event that is not JSON breaks the stream, keeping what came before', async () => {
+		await withStreamServer(
+			(res) => sse(res, ['Hel'], 'data: {"choices": [tru\n\n'),
+			async (baseUrl) => {
+				const result = await runChat(message('x', { options: { streaming: 'always' } }), { baseUrl, continueOnFail: true });
+				expect(result.output()[0].json).toMatchObject({
+					error: expect.stringMatching(/an event whose data is not JSON/),
+					partialContent: 'Hel',
+				});
+			},
+		);
+	});
+
+	it('an error event in the stream is the service error, with the partial text', async () => {
+		await withStreamServer(
+			(res) => sse(res, ['Hel'], 'data: {"error": {"message": "upstream overloaded"}}\n\n'),
+			async (baseUrl) => {
+				const result = await runChat(message('x', { options: { streaming: 'always' } }), { baseUrl, continueOnFail: true });
+				expect(result.output()[0].json).toMatchObject({
+					error: 'POST /v1/chat/completions failed while streaming: upstream overloaded',
+					partialContent: 'Hel',
+				});
+			},
+		);
+	});
+
+	it('a service that ignores stream: true and answers JSON is taken as the whole answer', async () => {
+		await withStreamServer(
+			(res) => {
+				res.writeHead(200, { 'Content-Type': 'application/json' });
+				res.end(JSON.stringify({ model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'whole' }, finish_reason: 'stop' }] }));
+			},
+			async (baseUrl) => {
+				const result = await runChat(message('x', { options: { streaming: 'always' } }), { baseUrl });
+				expect(result.output()[0].json).toMatchObject({ content: 'whole', finish_reason: 'stop' });
+			},
+		);
+	});
+});
+
 describe('Create a Response (POST /v1/responses)', () => {
 	it('sends instructions and input and returns the simplified reply', async () => {
 		const result = await runChat(
@@ -358,6 +464,13 @@ describe('errors', () => {
 
 	it('a connection cut after the request was accepted is never resent (a paid request)', async () => {
 		await mock.setFaults([{ path: '^/v1/chat/completions$', kind: 'cut-after-accept' }]);
+		const error = (await runChat(message('paid'))).nodeError('Chat')!;
+		expect(error.message).toMatch(/outcome of POST \/v1\/chat\/completions is unknown/);
+		expect((await mock.log()).filter((entry) => entry.method === 'POST')).toHaveLength(1);
+	});
+
+	it('a 200 with a truncated JSON body is an unknown outcome, not resent', async () => {
+		await mock.setFaults([{ path: '^/v1/chat/completions$', kind: 'malformed-json' }]);
 		const error = (await runChat(message('paid'))).nodeError('Chat')!;
 		expect(error.message).toMatch(/outcome of POST \/v1\/chat\/completions is unknown/);
 		expect((await mock.log()).filter((entry) => entry.method === 'POST')).toHaveLength(1);
