@@ -26,7 +26,7 @@ export interface Artifact extends IDataObject {
 
 const taskPath = (taskId: string) => `/v1/tasks/${encodeURIComponent(taskId)}`;
 
-/** The paid call: sent once; only an explicit 429/502/503/504 answer is retried (the transport's rules). */
+/** The paid call: sent once; only an explicit 429/502/503 answer is retried (the transport's rules). */
 export async function submitTask(
 	ctx: IExecuteFunctions,
 	body: VideoRequestBody,

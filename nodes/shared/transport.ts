@@ -34,8 +34,9 @@ export interface GatewayRequest {
 	qs?: IDataObject;
 	/**
 	 * 'read': safe to repeat, retried after 429/502/503/504 and after network failures.
-	 * 'submit': may cost money, retried only after an explicit 429/502/503/504 answer (the service said no) or when the
-	 * connection was never made; any failure after the request went out is an unknown outcome and ends here.
+	 * 'submit': may cost money, retried only after an explicit 429/502/503 answer (the service said no) or when the
+	 * connection was never made; any failure after the request went out (a 504 from a gateway included) is an unknown
+	 * outcome and ends here.
 	 */
 	kind: 'read' | 'submit';
 	itemIndex?: number;
@@ -191,6 +192,18 @@ async function send(
 		if (status >= 200 && status < 300) return response;
 
 		const body = stream ? await readSmall(response.body as Readable) : response.body;
+		if (status === 504 && request.kind === 'submit') {
+			// A gateway that timed out waiting for the service does not know whether the service took the request:
+			// for a paid submission that is an unknown outcome (section 4.2, rule 4), not a refusal to retry.
+			throw networkError(node, {
+				code: 'HTTP_504',
+				method: request.method,
+				path: request.path,
+				itemIndex: request.itemIndex,
+				outcomeUnknown: true,
+				reason: 'a gateway answered 504 (it timed out waiting for the service, which may have received the request)',
+			});
+		}
 		if (isRetryableStatus(status)) {
 			const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'));
 			const delay = nextRetryDelay({ attempt, elapsedMs: Date.now() - started, retryAfterMs, policy });
