@@ -57,6 +57,34 @@ export function pickVideoArtifact(artifacts: Artifact[]): Artifact | undefined {
 	return artifacts.find((artifact) => artifact.key === 'video');
 }
 
+/**
+ * A request of the waiting phase failed for good (retries spent, or an answer that cannot be read). The task was
+ * accepted and may still finish: say so and how to resume, so that nobody pays for it again by re-running Generate.
+ */
+function lostTrack(
+	ctx: IExecuteFunctions,
+	error: unknown,
+	what: string,
+	taskId: string,
+	itemIndex: number,
+	details: IDataObject,
+): unknown {
+	if (ctx.getExecutionCancelSignal()?.aborted) return error;
+	const { message, description } = error as { message: string; description?: string };
+	return taskError(
+		ctx,
+		`Could not ${what} of video task ${taskId}: ${message}`,
+		[
+			description,
+			`The task was not resubmitted and may still finish. Resume it with the operation "Wait for Completion" and Task ID ${taskId}; generating it again would pay for it twice.`,
+		]
+			.filter(Boolean)
+			.join(' '),
+		itemIndex,
+		details,
+	);
+}
+
 export async function completeTask(
 	ctx: IExecuteFunctions,
 	taskId: string,
@@ -64,12 +92,15 @@ export async function completeTask(
 ): Promise<INodeExecutionData> {
 	const { itemIndex } = options;
 	const last: { text?: string } = {};
+	const known: IDataObject = { ...options.details, task_id: taskId };
 	const result = await pollTask(ctx, taskId, {
 		pollIntervalMs: options.pollIntervalMs,
 		maxWaitMs: options.maxWaitMs,
 		itemIndex,
 		gate: options.gate,
 		onStatus: (status) => reportProgress(ctx, status, last),
+	}).catch((error: unknown) => {
+		throw lostTrack(ctx, error, 'check the status', taskId, itemIndex, known);
 	});
 	const { status } = result;
 	const details: IDataObject = { ...options.details, task_id: taskId, status: status.status };
@@ -97,7 +128,9 @@ export async function completeTask(
 	}
 
 	const finishedAt = new Date().toISOString();
-	const artifacts = await listArtifacts(ctx, taskId, itemIndex, options.gate);
+	const artifacts = await listArtifacts(ctx, taskId, itemIndex, options.gate).catch((error: unknown) => {
+		throw lostTrack(ctx, error, 'list the artifacts', taskId, itemIndex, details);
+	});
 	const json: IDataObject = {
 		...details,
 		finished_at: finishedAt,

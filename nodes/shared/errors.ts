@@ -3,6 +3,8 @@ import type { INode, JsonObject } from 'n8n-workflow';
 
 /** What a user should do, per status the service documents (section 7). */
 export function hintForStatus(status: number): string {
+	if (status >= 200 && status < 300)
+		return "The service answered but its body could not be read (not JSON, cut short, or empty): check the credential's base URL (it must point at the service's API) and any proxy in between.";
 	if (status === 400) return 'The service rejected the request as invalid: correct the parameters named above.';
 	if (status === 401 || status === 403)
 		return "Check the API key's permissions: is it the right key for this base URL, and may it use this endpoint?";
