@@ -139,6 +139,9 @@ export async function pollTask(ctx: IExecuteFunctions, taskId: string, options: 
 	}
 }
 
+/** Artifacts that are media files: a JSON, HTML or empty answer for one of them is an error, not the file. */
+const MEDIA_TYPE = /^(video|audio|image)\//;
+
 /**
  * Streams an artifact straight into n8n's binary data (never whole in memory in filesystem mode). Done right after
  * SUCCESS: the temporary URL behind the content may expire.
@@ -157,6 +160,7 @@ export async function downloadArtifact(
 			path: `${taskPath(taskId)}/artifacts/${encodeURIComponent(artifact.key)}/content`,
 			kind: 'read',
 			itemIndex,
+			expectFile: MEDIA_TYPE.test(artifact.mime_type ?? (artifact.key === 'video' ? 'video/mp4' : '')),
 		});
 		const headerType = response.headers['content-type'];
 		const mimeType =

@@ -40,6 +40,11 @@ export interface GatewayRequest {
 	 */
 	kind: 'read' | 'submit';
 	itemIndex?: number;
+	/**
+	 * Streams only: the 2xx answer must be a file (the video). JSON, HTML or text, or an empty body, is then an error
+	 * page or nothing, never stored as the file.
+	 */
+	expectFile?: boolean;
 	/** Idle timeout of the socket. */
 	timeoutMs?: number;
 	retry?: Partial<RetryPolicy>;
@@ -253,9 +258,27 @@ export async function gatewayJson<T = unknown>(ctx: GatewayFunctions, request: G
 	});
 }
 
+/** A 2xx that cannot be the expected file (an error page, JSON, nothing) becomes a clear error instead. */
+async function rejectNonFile(ctx: GatewayFunctions, request: GatewayRequest, response: IN8nHttpFullResponse): Promise<void> {
+	const type = String(headerValue(response.headers, 'content-type') ?? '').split(';')[0].trim().toLowerCase();
+	const textual = type.startsWith('text/') || /^application\/([\w.-]+\+)?json$/.test(type);
+	const empty = String(headerValue(response.headers, 'content-length') ?? '') === '0';
+	if (!textual && !empty) return;
+	const text = await readSmall(response.body as Readable);
+	throw apiErrorFromResponse(ctx.getNode(), {
+		status: response.statusCode,
+		body: { error: { message: `Not the file: ${messageFromBody(text).message}` } },
+		method: request.method,
+		path: request.path,
+		itemIndex: request.itemIndex,
+		secrets: await credentialSecrets(ctx),
+	});
+}
+
 /** A request whose 2xx body is handed over as a stream (downloads, server-sent events). */
 export async function gatewayStream(ctx: GatewayFunctions, request: GatewayRequest): Promise<StreamResponse> {
 	const response = await send(ctx, request, true);
+	if (request.expectFile) await rejectNonFile(ctx, request, response);
 	return {
 		body: response.body as Readable,
 		headers: response.headers as StreamResponse['headers'],
