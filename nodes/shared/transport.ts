@@ -159,6 +159,8 @@ async function send(
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
 			timeout: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+			// A redirect to another host must not carry the key.
+			sendCredentialsOnCrossOriginRedirect: false,
 		};
 		if (request.body !== undefined) options.headers = { 'Content-Type': 'application/json' };
 
