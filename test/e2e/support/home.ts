@@ -26,9 +26,10 @@ export interface N8nHomeOptions {
 	withPackage?: boolean;
 	/**
 	 * Expression engine of the short-lived CLI processes (import, execute). Default `legacy`, or
-	 * GEN_GATEWAY_E2E_EXPRESSION_ENGINE: with n8n 1.123's default `vm` engine (isolated-vm 5 on Node 20), about one
-	 * `n8n execute` in four died with SIGSEGV at exit, after printing its run (a V8 scavenge on the isolate's thread
-	 * while Node tears down). The server keeps n8n's default unless this is set.
+	 * GEN_GATEWAY_E2E_EXPRESSION_ENGINE: with n8n's default `vm` engine, `n8n execute` sometimes dies with SIGSEGV at
+	 * exit after printing its run (a V8 scavenge on the isolate's thread while Node tears down): 7 of 57 runs here,
+	 * on 1.123.81 (isolated-vm 5, Node 20) and 2.41.1 (isolated-vm 7, Node 24) alike; 0 of 45 with `legacy`.
+	 * The server keeps n8n's default unless this is set.
 	 */
 	expressionEngine?: 'legacy' | 'vm';
 }
