@@ -55,7 +55,14 @@ if is_current; then echo "$dir"; exit 0; fi
 rm -f "$dir/.installed"
 started=$SECONDS
 # A heartbeat, so a long quiet install does not look hung in CI logs or in `npm start`.
-( while sleep 30; do log "still installing n8n $version ($((SECONDS - started)) s)"; done ) &
+# It holds neither stdout (a caller reading our one line would wait for it) nor the lock; its last short sleep
+# outlives it by at most 5 s.
+(
+	exec >&2 9>&-
+	while sleep 5; do
+		if (( (SECONDS - started) % 30 < 5 )); then log "still installing n8n $version ($((SECONDS - started)) s)"; fi
+	done
+) &
 heartbeat=$!
 trap 'kill $heartbeat 2>/dev/null || true' EXIT
 
