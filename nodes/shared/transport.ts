@@ -9,7 +9,7 @@ import type {
 } from 'n8n-workflow';
 
 import { joinUrl, normaliseBaseUrl } from './baseUrl';
-import { apiErrorFromResponse, messageFromBody, networkError } from './errors';
+import { apiErrorFromResponse, messageFromBody, networkError, redact } from './errors';
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, nextRetryDelay, parseRetryAfter } from './retry';
 import type { RetryPolicy } from './retry';
 
@@ -239,7 +239,8 @@ export async function gatewayJson<T = unknown>(ctx: GatewayFunctions, request: G
 	if (body !== null && typeof body === 'object' && !Buffer.isBuffer(body)) return body as T;
 	// A 2xx that is not JSON (empty, truncated, an HTML page): never guess what it meant. For a submission the
 	// service said yes, so a task may exist without us knowing its id: that is an unknown outcome, never resent.
-	const { message } = messageFromBody(body);
+	// The snippet of the body goes into the message: a service that echoes the key must not put it there.
+	const message = redact(messageFromBody(body).message, await credentialSecrets(ctx));
 	if (request.kind === 'submit') {
 		throw networkError(ctx.getNode(), {
 			code: 'UNREADABLE_ANSWER',
