@@ -23,7 +23,14 @@ describe('examples/', () => {
 
 	it('holds the documented workflows', () => {
 		expect(examples.map((e) => e.file)).toEqual(
-			expect.arrayContaining(['list-models.json', 'video-generate-and-wait.json', 'video-submit-now-resume-later.json', 'video-batch.json']),
+			expect.arrayContaining([
+				'list-models.json',
+				'chat.json',
+				'image-to-binary.json',
+				'video-generate-and-wait.json',
+				'video-submit-now-resume-later.json',
+				'video-batch.json',
+			]),
 		);
 	});
 

@@ -1,0 +1,235 @@
+// The example workflows of examples/, imported unchanged into a real n8n (1.123.81) with our built package loaded as a
+// community package, run headlessly by `n8n execute` against the mock service (a separate process on loopback). The
+// credential they all name ("Gen Gateway (mock)", GenGatewayMock01) is imported pointing at the mock.
+import { spawnMockProcess, type MockClient } from '../mock/process';
+import { EXAMPLE_CREDENTIAL, exampleCredential, exampleFiles, loadExample, type ExampleWorkflow } from './lib/examples';
+import { importWorkflows } from './lib/imports';
+import { expectSucceeded, logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './lib/runs';
+import { createN8nHome, nodeItems, nodeJson, randomId, type N8nHome } from './n8n';
+
+const MP4_FTYP = Buffer.from('ftyp');
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+describe('examples/ in a real n8n', () => {
+	const apiKey = `sk-e2e-examples-${randomId(24)}`;
+	let mock: MockClient;
+	let home: N8nHome;
+	const examples = new Map<string, ExampleWorkflow>();
+
+	/** Runs one example by file name; the mock log of that run comes with it. */
+	const runExample = async (file: string) => {
+		const workflow = examples.get(file);
+		if (!workflow) throw new Error(`no example ${file}`);
+		const seen = await logCursor(mock);
+		const run = await home.execute(workflow.id);
+		return { run, workflow, log: await seen() };
+	};
+
+	beforeAll(async () => {
+		mock = await spawnMockProcess({ apiKey });
+		home = await createN8nHome({ build: true });
+		await home.importCredential(exampleCredential(mock.url, apiKey));
+		for (const file of exampleFiles()) examples.set(file, loadExample(file));
+		// All examples in one import (each CLI call is a cold n8n start).
+		await importWorkflows(home, [...examples.values()]);
+	}, SETUP_TIMEOUT);
+
+	afterAll(async () => {
+		await mock?.stop();
+		await home?.dispose();
+	});
+
+	it('every example names the credential that was imported', () => {
+		// Guards the premise of the runs below: the files run unchanged.
+		for (const workflow of examples.values()) {
+			const ours = workflow.nodes.filter((node) => node.type.startsWith('n8n-nodes-gen-gateway.'));
+			expect(ours.length).toBeGreaterThan(0);
+			for (const node of ours) expect((node as { credentials?: unknown }).credentials).toEqual({ genGatewayApi: EXAMPLE_CREDENTIAL });
+		}
+		expect([...examples.keys()]).toEqual(
+			expect.arrayContaining([
+				'list-models.json',
+				'chat.json',
+				'image-to-binary.json',
+				'video-generate-and-wait.json',
+				'video-submit-now-resume-later.json',
+				'video-batch.json',
+			]),
+		);
+	});
+
+	it(
+		'list-models: lists exactly the models the mock offers',
+		async () => {
+			const response = await fetch(`${mock.url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } });
+			const offered = ((await response.json()) as { data: Array<{ id: string }> }).data.map((model) => model.id);
+
+			const { run, log } = await runExample('list-models.json');
+
+			expectSucceeded(run);
+			expect(nodeJson(run.json, 'List Models').map((model) => model.id).sort()).toEqual([...offered].sort());
+			const calls = log.filter((entry) => entry.path.startsWith('/v1/models'));
+			expect(calls.length).toBeGreaterThan(0);
+			expect(calls.every((entry) => entry.authorized)).toBe(true);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		'chat: returns the reply assembled from the SSE stream',
+		async () => {
+			const { run, workflow, log } = await runExample('chat.json');
+
+			expectSucceeded(run);
+			const parameters = workflow.nodes.find((node) => node.name === 'Message a Model')!.parameters as {
+				messages: { values: Array<{ content: string }> };
+			};
+			const userText = parameters.messages.values[0].content;
+			const words = userText.split(/\s+/).length + 1;
+			expect(nodeJson(run.json, 'Message a Model')).toEqual([
+				expect.objectContaining({
+					content: `Echo: ${userText}`,
+					role: 'assistant',
+					finish_reason: 'stop',
+					model: 'gpt-4o-mini',
+					usage: expect.objectContaining({ completion_tokens: words }),
+				}),
+			]);
+			// The answer really came as a stream (one delta per word), and the system message went first.
+			const [call] = log.filter((entry) => entry.path === '/v1/chat/completions');
+			expect(call.body).toMatchObject({
+				model: 'gpt-4o-mini',
+				stream: true,
+				messages: [
+					{ role: 'system', content: 'You are a concise assistant.' },
+					{ role: 'user', content: userText },
+				],
+			});
+			expect(call.status).toBe(200);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		'image-to-binary: yields the PNG the mock served as binary data, stored on disk',
+		async () => {
+			const { run, log } = await runExample('image-to-binary.json');
+
+			expectSucceeded(run);
+			const items = nodeItems(run.json, 'Generate Image');
+			expect(items).toHaveLength(1);
+			const binary = items[0].binary.data;
+			expect(binary).toMatchObject({ mimeType: 'image/png' });
+			expect(binary.id).toMatch(/^filesystem(-v2)?:/);
+			const bytes = await home.binaryFile(binary.id);
+			expect(bytes.subarray(0, 8)).toEqual(PNG_SIGNATURE);
+			// IHDR: width and height as asked (256x256).
+			expect([bytes.readUInt32BE(16), bytes.readUInt32BE(20)]).toEqual([256, 256]);
+			const served = log.filter((entry) => entry.path.startsWith('/files/images/') && entry.status === 200);
+			expect(served).toHaveLength(1);
+			expect(sha256(bytes)).toBe(served[0].sha256);
+			const [generation] = log.filter((entry) => entry.path === '/v1/images/generations');
+			expect(generation.body).toMatchObject({ model: 'img-1', n: 1, size: '256x256' });
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		'video-generate-and-wait: polls, then the binary "data" is the mock\'s mp4, byte for byte, in filesystem mode',
+		async () => {
+			const { run, log } = await runExample('video-generate-and-wait.json');
+
+			expectSucceeded(run);
+			const [item] = nodeItems(run.json, 'Generate Video');
+			expect(item.json).toMatchObject({
+				status: 'SUCCESS',
+				model: 'sd_2.0_fast_discount',
+				resumed: false,
+				request: { model: 'sd_2.0_fast_discount', duration: 5, aspect_ratio: '16:9' },
+			});
+			// The mock's task takes ~0.5 s and the first check is immediate: n8n really waited between polls.
+			expect(item.json.polls).toBeGreaterThanOrEqual(2);
+			const taskId: string = item.json.task_id;
+			const binary = item.binary.data;
+			expect(binary).toMatchObject({ mimeType: 'video/mp4', fileName: `${taskId}.mp4` });
+			expect(binary.id).toMatch(/^filesystem(-v2)?:/);
+			expect(item.json.request.prompt).toBe('A red fox running through fresh snow at sunrise, cinematic');
+
+			const bytes = await home.binaryFile(binary.id);
+			expect(bytes.subarray(4, 8)).toEqual(MP4_FTYP);
+			expect(sha256(bytes)).toBe(await mock.artifactSha256(taskId));
+			expect(submissionsIn(log)).toHaveLength(1);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		'video-submit-now-resume-later: Generate returns the task at once, Wait, Wait for Completion, Download',
+		async () => {
+			const { run, log } = await runExample('video-submit-now-resume-later.json');
+
+			expectSucceeded(run);
+			const [submitted] = nodeJson(run.json, 'Submit Video');
+			expect(submitted).toMatchObject({ status: 'SUBMITTED', model: 'gk_1.5', resumed: false });
+			const taskId: string = submitted.task_id;
+			expect(taskId).toMatch(/^task_/);
+			// No binary and no wait on the submitting node.
+			expect(nodeItems(run.json, 'Submit Video')[0].binary).toBeUndefined();
+
+			const [completed] = nodeItems(run.json, 'Wait for Completion');
+			expect(completed.json).toMatchObject({ task_id: taskId, status: 'SUCCESS' });
+			expect(completed.json.artifacts).toEqual([expect.objectContaining({ key: 'video', mime_type: 'video/mp4' })]);
+			expect(completed.binary).toBeUndefined(); // downloadVideo: false in the example
+
+			const [downloaded] = nodeItems(run.json, 'Download Video');
+			expect(downloaded.json).toMatchObject({ task_id: taskId, artifact_key: 'video', mime_type: 'video/mp4' });
+			const bytes = await home.binaryFile(downloaded.binary.data.id);
+			expect(sha256(bytes)).toBe(await mock.artifactSha256(taskId));
+
+			// One paid submission; the Wait node's pause lies between it and the first status check.
+			const submissions = submissionsIn(log);
+			expect(submissions).toHaveLength(1);
+			const firstCheck = log.find((entry) => entry.method === 'GET' && entry.path === `/v1/tasks/${taskId}`);
+			expect(Date.parse(firstCheck!.time) - Date.parse(submissions[0].time)).toBeGreaterThanOrEqual(4500);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		'video-batch: four prompts, four tasks, each with its own mp4, in input order',
+		async () => {
+			const { run, log } = await runExample('video-batch.json');
+
+			expectSucceeded(run);
+			const prompts = nodeJson(run.json, 'One Item per Prompt');
+			expect(prompts).toHaveLength(4);
+			const items = nodeItems(run.json, 'Generate Videos');
+			expect(items).toHaveLength(4);
+			const submissions = submissionsIn(log);
+			expect(submissions).toHaveLength(4);
+
+			const taskIds = new Set<string>();
+			for (const [index, item] of items.entries()) {
+				expect(item.json).toMatchObject({
+					status: 'SUCCESS',
+					request: { model: 'sd_2.0_discount', prompt: prompts[index].prompt, aspect_ratio: prompts[index].ratio },
+				});
+				expect(item.pairedItem).toEqual({ item: index });
+				taskIds.add(item.json.task_id);
+				const bytes = await home.binaryFile(item.binary.data.id);
+				expect(sha256(bytes)).toBe(await mock.artifactSha256(item.json.task_id));
+			}
+			expect(taskIds.size).toBe(4);
+			// Submitted together, not one after another's wait (each task alone takes ~0.5 s plus a 5 s poll).
+			const times = submissions.map((entry) => Date.parse(entry.time));
+			expect(Math.max(...times) - Math.min(...times)).toBeLessThan(3000);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it('never writes the API key to n8n\'s output, logs or any file of the n8n home', () => {
+		// Positive control: the runs above happened in this home, and n8n sent the key (the mock saw it authorised).
+		expect(home.logs()).toContain('Start executing node "Generate Video"');
+		expect(home.findSecret(apiKey)).toEqual([]);
+	});
+});
