@@ -137,48 +137,41 @@ function headerValue(headers: IN8nHttpFullResponse['headers'], name: string): un
 	return (headers as Record<string, unknown> | undefined)?.[name];
 }
 
-async function send(
+interface AttemptSpec {
+	/** For messages and logs: method and path (a foreign URL without its query string). */
+	method: IHttpRequestMethods;
+	path: string;
+	kind: GatewayRequest['kind'];
+	itemIndex?: number;
+	stream: boolean;
+	policy: RetryPolicy;
+}
+
+/**
+ * Sends through `perform` until a 2xx answer, retrying where the rules allow (see GatewayRequest.kind), and turns
+ * every other ending into a NodeApiError with the service's message and a hint.
+ */
+async function withRetries(
 	ctx: GatewayFunctions,
-	request: GatewayRequest,
-	stream: boolean,
+	spec: AttemptSpec,
+	perform: () => Promise<IN8nHttpFullResponse>,
 ): Promise<IN8nHttpFullResponse> {
-	const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...request.retry };
-	const url = joinUrl(await baseUrlOf(ctx), request.path);
 	const node = ctx.getNode();
 	const started = Date.now();
-	const label = `${request.method} ${request.path}`;
+	const label = `${spec.method} ${spec.path}`;
+	const where = { method: spec.method, path: spec.path, itemIndex: spec.itemIndex };
 
 	for (let attempt = 1; ; attempt++) {
-		const options: IHttpRequestOptions = {
-			method: request.method,
-			url,
-			qs: request.qs,
-			body: request.body,
-			json: !stream,
-			encoding: stream ? 'stream' : undefined,
-			returnFullResponse: true,
-			ignoreHttpStatusErrors: true,
-			timeout: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-			// A redirect to another host must not carry the key.
-			sendCredentialsOnCrossOriginRedirect: false,
-		};
-		if (request.body !== undefined) options.headers = { 'Content-Type': 'application/json' };
-
 		let response: IN8nHttpFullResponse;
 		try {
-			response = (await ctx.helpers.httpRequestWithAuthentication.call(
-				ctx,
-				CREDENTIAL_TYPE,
-				options,
-			)) as IN8nHttpFullResponse;
+			response = await perform();
 		} catch (error) {
 			const cause = failureCause(ctx, error);
-			if (!cause) throw error;
-			if (cause.aborted) throw error;
+			if (!cause || cause.aborted) throw error;
 			const notSent = NOT_SENT_CODES.has(cause.code);
-			const mayRetry = request.kind === 'read' || notSent;
+			const mayRetry = spec.kind === 'read' || notSent;
 			const delay = mayRetry
-				? nextRetryDelay({ attempt, elapsedMs: Date.now() - started, policy })
+				? nextRetryDelay({ attempt, elapsedMs: Date.now() - started, policy: spec.policy })
 				: undefined;
 			if (delay !== undefined) {
 				ctx.logger.warn(`Gen Gateway: ${label} failed (${cause.code}); retry ${attempt + 1} in ${delay} ms`);
@@ -186,11 +179,9 @@ async function send(
 				continue;
 			}
 			throw networkError(node, {
+				...where,
 				code: cause.code,
-				method: request.method,
-				path: request.path,
-				itemIndex: request.itemIndex,
-				outcomeUnknown: request.kind === 'submit' && !notSent,
+				outcomeUnknown: spec.kind === 'submit' && !notSent,
 				note: mayRetry ? `Tried ${attempt} time(s).` : undefined,
 			});
 		}
@@ -198,22 +189,20 @@ async function send(
 		const status = response.statusCode;
 		if (status >= 200 && status < 300) return response;
 
-		const body = stream ? await readSmall(response.body as Readable) : response.body;
-		if (status === 504 && request.kind === 'submit') {
+		const body = spec.stream ? await readSmall(response.body as Readable) : response.body;
+		if (status === 504 && spec.kind === 'submit') {
 			// A gateway that timed out waiting for the service does not know whether the service took the request:
 			// for a paid submission that is an unknown outcome (section 4.2, rule 4), not a refusal to retry.
 			throw networkError(node, {
+				...where,
 				code: 'HTTP_504',
-				method: request.method,
-				path: request.path,
-				itemIndex: request.itemIndex,
 				outcomeUnknown: true,
 				reason: 'a gateway answered 504 (it timed out waiting for the service, which may have received the request)',
 			});
 		}
 		if (isRetryableStatus(status)) {
 			const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'));
-			const delay = nextRetryDelay({ attempt, elapsedMs: Date.now() - started, retryAfterMs, policy });
+			const delay = nextRetryDelay({ attempt, elapsedMs: Date.now() - started, retryAfterMs, policy: spec.policy });
 			if (delay !== undefined) {
 				ctx.logger.warn(`Gen Gateway: ${label} answered ${status}; retry ${attempt + 1} in ${delay} ms`);
 				await waitFor(ctx, delay);
@@ -221,15 +210,45 @@ async function send(
 			}
 		}
 		throw apiErrorFromResponse(node, {
+			...where,
 			status,
 			body,
-			method: request.method,
-			path: request.path,
-			itemIndex: request.itemIndex,
 			secrets: await credentialSecrets(ctx),
 			note: attempt > 1 ? `Tried ${attempt} times.` : undefined,
 		});
 	}
+}
+
+/** A request to the service: its base URL, the credential's Bearer key, no key on a redirect elsewhere. */
+async function send(ctx: GatewayFunctions, request: GatewayRequest, stream: boolean): Promise<IN8nHttpFullResponse> {
+	const options: IHttpRequestOptions = {
+		method: request.method,
+		url: joinUrl(await baseUrlOf(ctx), request.path),
+		qs: request.qs,
+		body: request.body,
+		json: !stream,
+		encoding: stream ? 'stream' : undefined,
+		returnFullResponse: true,
+		ignoreHttpStatusErrors: true,
+		timeout: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+		// A redirect to another host must not carry the key.
+		sendCredentialsOnCrossOriginRedirect: false,
+	};
+	if (request.body !== undefined) options.headers = { 'Content-Type': 'application/json' };
+	const spec: AttemptSpec = {
+		method: request.method,
+		path: request.path,
+		kind: request.kind,
+		itemIndex: request.itemIndex,
+		stream,
+		policy: { ...DEFAULT_RETRY_POLICY, ...request.retry },
+	};
+	return await withRetries(
+		ctx,
+		spec,
+		async () =>
+			(await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, options)) as IN8nHttpFullResponse,
+	);
 }
 
 /** A JSON request; resolves with the parsed body of a 2xx answer, or throws a NodeApiError. */
@@ -326,13 +345,12 @@ export async function downloadUrl(ctx: IExecuteFunctions, url: string, itemIndex
 		});
 	}
 
-	const policy = DEFAULT_RETRY_POLICY;
-	const label = `GET ${urlForMessages(target)}`;
-	const started = Date.now();
-	for (let attempt = 1; ; attempt++) {
-		let response: IN8nHttpFullResponse;
-		try {
-			response = (await ctx.helpers.httpRequest({
+	// A foreign host (a CDN): a plain request without the key, retried like any read.
+	const response = await withRetries(
+		ctx,
+		{ method: 'GET', path: urlForMessages(target), kind: 'read', itemIndex, stream: true, policy: DEFAULT_RETRY_POLICY },
+		async () =>
+			(await ctx.helpers.httpRequest({
 				method: 'GET',
 				url: target.href,
 				encoding: 'stream',
@@ -341,51 +359,11 @@ export async function downloadUrl(ctx: IExecuteFunctions, url: string, itemIndex
 				ignoreHttpStatusErrors: true,
 				timeout: DEFAULT_TIMEOUT_MS,
 				abortSignal: ctx.getExecutionCancelSignal(),
-			})) as IN8nHttpFullResponse;
-		} catch (error) {
-			const cause = failureCause(ctx, error);
-			if (!cause || cause.aborted) throw error;
-			const delay = nextRetryDelay({ attempt, elapsedMs: Date.now() - started, policy });
-			if (delay !== undefined) {
-				ctx.logger.warn(`Gen Gateway: ${label} failed (${cause.code}); retry ${attempt + 1} in ${delay} ms`);
-				await waitFor(ctx, delay);
-				continue;
-			}
-			throw networkError(node, {
-				code: cause.code,
-				method: 'GET',
-				path: urlForMessages(target),
-				itemIndex,
-				outcomeUnknown: false,
-				note: `Tried ${attempt} time(s).`,
-			});
-		}
-		const status = response.statusCode;
-		if (status >= 200 && status < 300) {
-			return {
-				body: response.body as Readable,
-				headers: response.headers as StreamResponse['headers'],
-				statusCode: status,
-			};
-		}
-		const body = await readSmall(response.body as Readable);
-		if (isRetryableStatus(status)) {
-			const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'));
-			const delay = nextRetryDelay({ attempt, elapsedMs: Date.now() - started, retryAfterMs, policy });
-			if (delay !== undefined) {
-				ctx.logger.warn(`Gen Gateway: ${label} answered ${status}; retry ${attempt + 1} in ${delay} ms`);
-				await waitFor(ctx, delay);
-				continue;
-			}
-		}
-		throw apiErrorFromResponse(node, {
-			status,
-			body,
-			method: 'GET',
-			path: urlForMessages(target),
-			itemIndex,
-			secrets: await credentialSecrets(ctx),
-			note: attempt > 1 ? `Tried ${attempt} times.` : undefined,
-		});
-	}
+			})) as IN8nHttpFullResponse,
+	);
+	return {
+		body: response.body as Readable,
+		headers: response.headers as StreamResponse['headers'],
+		statusCode: response.statusCode,
+	};
 }

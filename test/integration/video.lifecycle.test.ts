@@ -1,5 +1,6 @@
 import { spawnMockProcess } from '../mock/process';
 import type { MockClient } from '../mock/process';
+import { generateParams as generate } from '../support/faultTable';
 import { FAST, findSecret, requestLines, runVideo, sha256 } from '../support/videoRun';
 
 let mock: MockClient;
@@ -8,15 +9,6 @@ beforeAll(async () => {
 });
 afterAll(async () => await mock?.stop());
 beforeEach(async () => await mock.reset());
-
-const generate = (prompt: string, extra: Record<string, unknown> = {}) => ({
-	operation: 'generate',
-	model: 'sd_2.0_fast_discount',
-	prompt,
-	duration: 5,
-	options: FAST,
-	...extra,
-});
 
 describe('Video Generate against the mock, through n8n-core', () => {
 	it('submits once, polls QUEUED → IN_PROGRESS → SUCCESS and streams the exact mp4 bytes into binary data', async () => {

@@ -1,6 +1,7 @@
 import { spawnMockProcess } from '../mock/process';
 import type { MockClient } from '../mock/process';
-import { FAST, findSecret, requestLines, runVideo, sha256 } from '../support/videoRun';
+import { generateParams as generate } from '../support/faultTable';
+import { findSecret, requestLines, runVideo, sha256 } from '../support/videoRun';
 
 let mock: MockClient;
 beforeAll(async () => {
@@ -9,14 +10,6 @@ beforeAll(async () => {
 afterAll(async () => await mock?.stop());
 beforeEach(async () => await mock.reset());
 
-const generate = (prompt: string, extra: Record<string, unknown> = {}) => ({
-	operation: 'generate',
-	model: 'sd_2.0_fast_discount',
-	prompt,
-	duration: 5,
-	options: FAST,
-	...extra,
-});
 const TASK_PATH = '^/v1/tasks/task_[^/]+$';
 
 describe('Video: never pay twice, recover from transient faults', () => {
