@@ -2,6 +2,8 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { mergeExtraBody, readModel } from '../shared/requestFields';
 import { gatewayJson } from '../shared/transport';
+import { ASSISTANT_ROLE, messageListProperty, messagesOf, USER_ROLE } from './messageList';
+import type { MessageEntry } from './messageList';
 import { optionFields, readOptions, wantsStream } from './options';
 import { replyJson, responseReply } from './output';
 import { ResponseAssembler } from './responseStream';
@@ -24,64 +26,30 @@ export const createResponseProperties: INodeProperties[] = [
 		description: 'Optional instructions for the model (sent as "instructions")',
 		displayOptions: show,
 	},
-	{
-		displayName: 'Input',
+	messageListProperty({
 		name: 'input',
-		type: 'fixedCollection',
-		typeOptions: { multipleValues: true, sortable: true },
+		displayName: 'Input',
 		placeholder: 'Add Input Message',
-		default: { values: [{ role: 'user', content: '' }] },
 		description: 'The conversation so far; the model answers the last message',
-		displayOptions: show,
-		options: [
-			{
-				displayName: 'Message',
-				name: 'values',
-				values: [
-					{
-						displayName: 'Role',
-						name: 'role',
-						type: 'options',
-						default: 'user',
-						options: [
-							{ name: 'User', value: 'user', description: 'What the user says' },
-							{ name: 'Assistant', value: 'assistant', description: 'An earlier answer of the model' },
-							{ name: 'Developer', value: 'developer', description: 'Instructions from the developer' },
-						],
-					},
-					{
-						displayName: 'Content',
-						name: 'content',
-						type: 'string',
-						typeOptions: { rows: 2 },
-						default: '',
-						placeholder: 'e.g. Hello, how can you help me?',
-					},
-				],
-			},
+		roles: [
+			USER_ROLE,
+			ASSISTANT_ROLE,
+			{ name: 'Developer', value: 'developer', description: 'Instructions from the developer' },
 		],
-	},
+		operation: 'response',
+	}),
 ];
-
-interface InputEntry {
-	role?: string;
-	content?: string;
-}
-
-export function responseInput(entries: InputEntry[]): IDataObject[] {
-	return entries.map((entry) => ({ role: entry.role ?? 'user', content: entry.content ?? '' }));
-}
 
 export async function createResponse(ctx: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const model = readModel(ctx, itemIndex);
 	const instructions = ctx.getNodeParameter('instructions', itemIndex, '') as string;
-	const entries = ctx.getNodeParameter('input.values', itemIndex, []) as InputEntry[];
+	const entries = ctx.getNodeParameter('input.values', itemIndex, []) as MessageEntry[];
 	const simplify = ctx.getNodeParameter('simplify', itemIndex, true) as boolean;
 	const { options, extra } = readOptions(ctx, itemIndex);
 
 	let body: IDataObject = {
 		model,
-		input: responseInput(entries),
+		input: messagesOf(entries),
 		...optionFields(ctx, options, 'responses', itemIndex),
 	};
 	if (instructions.trim() !== '') body.instructions = instructions;

@@ -3,6 +3,8 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { mergeExtraBody, readModel } from '../shared/requestFields';
 import { gatewayJson } from '../shared/transport';
 import { CompletionAssembler } from './completionStream';
+import { ASSISTANT_ROLE, messageListProperty, messagesOf, USER_ROLE } from './messageList';
+import type { MessageEntry } from './messageList';
 import { optionFields, readOptions, wantsStream } from './options';
 import { completionReply, replyJson } from './output';
 import { streamedRequest } from './streaming';
@@ -24,55 +26,20 @@ export const messageModelProperties: INodeProperties[] = [
 		description: 'Optional instructions sent first, with the role "system"',
 		displayOptions: show,
 	},
-	{
-		displayName: 'Messages',
+	messageListProperty({
 		name: 'messages',
-		type: 'fixedCollection',
-		typeOptions: { multipleValues: true, sortable: true },
+		displayName: 'Messages',
 		placeholder: 'Add Message',
-		default: { values: [{ role: 'user', content: '' }] },
-		displayOptions: show,
-		options: [
-			{
-				displayName: 'Message',
-				name: 'values',
-				values: [
-					{
-						displayName: 'Role',
-						name: 'role',
-						type: 'options',
-						default: 'user',
-						options: [
-							{ name: 'User', value: 'user', description: 'What the user says' },
-							{ name: 'Assistant', value: 'assistant', description: 'An earlier answer of the model' },
-							{ name: 'System', value: 'system', description: 'Instructions for the model' },
-						],
-					},
-					{
-						displayName: 'Content',
-						name: 'content',
-						type: 'string',
-						typeOptions: { rows: 2 },
-						default: '',
-						placeholder: 'e.g. Hello, how can you help me?',
-					},
-				],
-			},
-		],
-	},
+		roles: [USER_ROLE, ASSISTANT_ROLE, { name: 'System', value: 'system', description: 'Instructions for the model' }],
+		operation: 'message',
+	}),
 ];
-
-export interface MessageEntry {
-	role?: string;
-	content?: string;
-}
 
 /** The system message (when given) first, then the listed messages in order. */
 export function chatMessages(systemMessage: string, entries: MessageEntry[]): IDataObject[] {
 	const messages: IDataObject[] = [];
 	if (systemMessage.trim() !== '') messages.push({ role: 'system', content: systemMessage });
-	for (const entry of entries) messages.push({ role: entry.role ?? 'user', content: entry.content ?? '' });
-	return messages;
+	return [...messages, ...messagesOf(entries)];
 }
 
 export async function messageModel(ctx: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
