@@ -1,0 +1,138 @@
+// The credential's Test button in a real n8n (1.123.81): the editor's call `POST /rest/credentials/test` on a server
+// started with our package, against the mock service on loopback. n8n 1.123 tests a stored credential only (the body
+// names its id) and merges the form's data over the stored data: a secret left untouched comes back redacted and n8n
+// puts the stored one in its place.
+import { spawnMockProcess, type MockClient } from '../mock/process';
+import { logCursor, RUN_TIMEOUT, SETUP_TIMEOUT } from './lib/runs';
+import { createN8nHome, freePort, randomId, type CredentialImport, type N8nHome, type N8nServer } from './n8n';
+
+/** What the editor sends in place of a secret it shows redacted (n8n's CREDENTIAL_BLANKING_VALUE). */
+const BLANKED = /^__n8n_BLANK_VALUE_/;
+
+describe('Gen Gateway API credential test in a real n8n', () => {
+	const apiKey = `sk-e2e-credential-${randomId(24)}`;
+	const wrongKey = `sk-e2e-wrong-${randomId(24)}`;
+	let mock: MockClient;
+	let home: N8nHome;
+	let server: N8nServer;
+	let cookie: string;
+	let credential: CredentialImport;
+	/** Every body n8n's REST API answered in this file, to scan for the key. */
+	const answers: string[] = [];
+
+	const rest = async (method: string, path: string, body?: unknown) => {
+		const response = await server.rest(method, path, { cookie, body });
+		answers.push(typeof response.body === 'string' ? response.body : JSON.stringify(response.body));
+		return response;
+	};
+
+	/** The editor's Test button: the credential as the form holds it. */
+	const testCredential = async (data: Record<string, unknown>) => {
+		const response = await rest('POST', '/rest/credentials/test', {
+			credentials: { id: credential.id, name: credential.name, type: 'genGatewayApi', data },
+		});
+		expect(response.status).toBe(200);
+		return response.body.data as { status: string; message: string };
+	};
+
+	/** The stored credential as the editor loads it (secrets redacted). */
+	const storedData = async () => {
+		const response = await rest('GET', `/rest/credentials/${credential.id}?includeData=true`);
+		expect(response.status).toBe(200);
+		return response.body.data.data as Record<string, unknown>;
+	};
+
+	beforeAll(async () => {
+		mock = await spawnMockProcess({ apiKey });
+		home = await createN8nHome({ build: true });
+		credential = { id: randomId(), name: 'Gen Gateway (credential e2e)', type: 'genGatewayApi', data: { baseUrl: mock.url, apiKey } };
+		await home.importCredential(credential);
+		server = await home.startServer();
+		cookie = await server.ownerSession();
+	}, SETUP_TIMEOUT);
+
+	afterAll(async () => {
+		await server?.stop();
+		await mock?.stop();
+		await home?.dispose();
+	});
+
+	it(
+		'the editor gets the stored credential with the key redacted',
+		async () => {
+			const data = await storedData();
+			expect(data.baseUrl).toBe(mock.url);
+			expect(data.apiKey).toMatch(BLANKED);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		'with the stored (right) key: status OK, after an authorised GET /v1/models',
+		async () => {
+			const seen = await logCursor(mock);
+			const result = await testCredential(await storedData());
+
+			expect(result).toEqual({ status: 'OK', message: 'Connection successful!' });
+			const calls = (await seen()).filter((entry) => entry.path.startsWith('/v1/'));
+			expect(calls.map((entry) => [entry.method, entry.path, entry.status, entry.authorized])).toEqual([
+				['GET', '/v1/models', 200, true],
+			]);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		'a base URL typed with /v1 and a trailing slash still tests OK',
+		async () => {
+			const seen = await logCursor(mock);
+			const result = await testCredential({ ...(await storedData()), baseUrl: `${mock.url}/v1/` });
+
+			expect(result.status).toBe('OK');
+			expect((await seen()).filter((entry) => entry.path.startsWith('/v1/')).map((entry) => entry.path)).toEqual(['/v1/models']);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		'with a wrong key typed into the form: an error status that says the credentials were refused (403)',
+		async () => {
+			const seen = await logCursor(mock);
+			const result = await testCredential({ ...(await storedData()), apiKey: wrongKey });
+
+			expect(result.status).toBe('Error');
+			const [call] = (await seen()).filter((entry) => entry.path.startsWith('/v1/'));
+			expect(call).toMatchObject({ method: 'GET', path: '/v1/models', status: 403, authorized: false });
+			// n8n shows its own text for the status (the service's error.message does not reach the editor).
+			expect(result.message).toBe('Forbidden - perhaps check your credentials?');
+			expect(result.message).not.toContain(wrongKey);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		'with a base URL where nothing listens: an error status that names the refused connection',
+		async () => {
+			const closedPort = await freePort();
+			const result = await testCredential({ ...(await storedData()), baseUrl: `http://127.0.0.1:${closedPort}` });
+
+			expect(result.status).toBe('Error');
+			expect(result.message).toBe('The service refused the connection - perhaps it is offline');
+		},
+		RUN_TIMEOUT,
+	);
+
+	it("never puts either key into n8n's answers, output, logs or files", async () => {
+		// Runs on its own too (jest -t): then it makes the calls the scan needs.
+		if (answers.length === 0) await testCredential({ ...(await storedData()), apiKey: wrongKey });
+		expect(answers.length).toBeGreaterThanOrEqual(2);
+		for (const key of [apiKey, wrongKey]) {
+			expect(answers.filter((answer) => answer.includes(key))).toEqual([]);
+		}
+		await server.stop();
+		// Positive control: the server's output is in the scanned logs.
+		expect(home.logs()).toContain('n8n start');
+		expect(home.findSecret(apiKey)).toEqual([]);
+		expect(home.findSecret(wrongKey)).toEqual([]);
+	}, RUN_TIMEOUT);
+});
