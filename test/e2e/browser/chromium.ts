@@ -1,0 +1,62 @@
+// Debian's Chromium driven by playwright-core: a fresh profile per launch, flags that keep it off the network
+// (only loopback is reachable here) and quiet on two busy cores.
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM_PATH = process.env.GEN_GATEWAY_E2E_CHROMIUM ?? '/usr/bin/chromium';
+
+export const CHROMIUM_ARGS = [
+	'--headless',
+	'--no-sandbox',
+	'--disable-gpu',
+	'--disable-quic',
+	'--no-first-run',
+	'--disable-background-networking',
+	'--disable-component-update',
+	'--disable-sync',
+];
+
+export interface BrowserSession {
+	context: BrowserContext;
+	page: Page;
+	/** The profile folder (removed by close()). */
+	userDataDir: string;
+	close(): Promise<void>;
+}
+
+/** Why the browser test cannot run here, or undefined when Chromium is installed. */
+export function chromiumProblem(): string | undefined {
+	if (fs.existsSync(CHROMIUM_PATH)) return undefined;
+	return `no Chromium at ${CHROMIUM_PATH}: apt-get install -y --no-install-recommends chromium fonts-liberation`;
+}
+
+/** Launches Chromium with a fresh --user-data-dir and one page of the given viewport (CSS pixels) and pixel density. */
+export async function launchChromium(
+	viewport = { width: 1280, height: 1800 },
+	deviceScaleFactor = 1,
+): Promise<BrowserSession> {
+	const problem = chromiumProblem();
+	if (problem) throw new Error(problem);
+	const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gen-gateway-chromium-'));
+	// launchPersistentContext is playwright's way to give Chromium a --user-data-dir of our choosing.
+	const context = await chromium.launchPersistentContext(userDataDir, {
+		executablePath: CHROMIUM_PATH,
+		headless: true,
+		args: CHROMIUM_ARGS,
+		viewport,
+		deviceScaleFactor,
+		timeout: 120_000,
+	});
+	const page = context.pages()[0] ?? (await context.newPage());
+	return {
+		context,
+		page,
+		userDataDir,
+		close: async () => {
+			await context.close().catch(() => undefined);
+			fs.rmSync(userDataDir, { recursive: true, force: true });
+		},
+	};
+}
