@@ -18,6 +18,11 @@ export interface QueueClusterOptions {
 	apiKey: string;
 	/** How long to wait for each process to be ready (default 3 min: two busy cores). */
 	readyTimeoutMs?: number;
+	/**
+	 * n8n's N8N_DEFAULT_BINARY_DATA_MODE for both processes. Default `database`, the one that works here; the others
+	 * are for showing why (docs/queue-mode.md).
+	 */
+	binaryDataMode?: 'database' | 'filesystem' | 'default';
 }
 
 export interface WebhookAnswer {
@@ -47,7 +52,12 @@ export interface QueueCluster {
 }
 
 /** The environment both n8n processes share: the queue, the database, binary data in the database, one key. */
-function queueEnv(redis: RedisServer, postgres: PostgresServer, encryptionKey: string): Record<string, string> {
+function queueEnv(
+	redis: RedisServer,
+	postgres: PostgresServer,
+	encryptionKey: string,
+	binaryDataMode: string,
+): Record<string, string> {
 	return {
 		EXECUTIONS_MODE: 'queue',
 		QUEUE_BULL_REDIS_HOST: redis.host,
@@ -58,7 +68,7 @@ function queueEnv(redis: RedisServer, postgres: PostgresServer, encryptionKey: s
 		DB_POSTGRESDB_DATABASE: postgres.database,
 		DB_POSTGRESDB_USER: postgres.user,
 		DB_POSTGRESDB_PASSWORD: '',
-		N8N_DEFAULT_BINARY_DATA_MODE: 'database',
+		N8N_DEFAULT_BINARY_DATA_MODE: binaryDataMode,
 		N8N_AVAILABLE_BINARY_DATA_MODES: 'filesystem,database',
 		N8N_ENCRYPTION_KEY: encryptionKey,
 	};
@@ -155,7 +165,7 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 			startRedis(redisServer, path.join(root, 'redis')),
 			startPostgres(postgresBin, path.join(root, 'postgres')),
 		]);
-		const env = queueEnv(redis, postgres, randomBytes(24).toString('hex'));
+		const env = queueEnv(redis, postgres, randomBytes(24).toString('hex'), options.binaryDataMode ?? 'database');
 		const mainHome = await createN8nHome({ build: true, env });
 		homes.push(mainHome);
 		const workerHome = await createN8nHome({ env });
@@ -172,15 +182,23 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 			startWorker(workerHome, readyTimeoutMs),
 			mainHome.startServer({ readyTimeoutMs }),
 		]);
-		// Production webhooks exist once the main has activated the workflow (after its REST API answers).
+		// Production webhooks answer once the main has registered the active workflow's webhook (after its REST API
+		// answers). A CORS preflight asks which methods the path has without running anything: 204 with POST once
+		// registered, an error before (n8n 1.x and 2.x alike).
+		const webhookUrl = `${main.url}/webhook/${WEBHOOK_PATH}`;
 		await waitFor(
-			'activation of the webhook workflow on the main',
+			'registration of the production webhook on the main',
 			readyTimeoutMs,
-			() => new RegExp(`Activated workflow .*\\(ID: ${workflowId}\\)`).test(mainHome.logs()),
+			async () => {
+				const preflight = await fetch(webhookUrl, {
+					method: 'OPTIONS',
+					headers: { origin: main.url, 'access-control-request-method': 'POST' },
+				});
+				return preflight.status === 204 && /\bPOST\b/.test(preflight.headers.get('access-control-allow-methods') ?? '');
+			},
 			() => mainHome.logs(),
 		);
 
-		const webhookUrl = `${main.url}/webhook/${WEBHOOK_PATH}`;
 		return {
 			redis,
 			postgres,
