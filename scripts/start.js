@@ -81,10 +81,9 @@ async function main() {
 		const home = await createN8nHome({ dir: DEV_HOME, logLevel: 'info', echo: true });
 		await home.importCredential({ ...MOCK_CREDENTIAL, data: { baseUrl: mock.url, apiKey: mock.apiKey } });
 		say(`credential "${MOCK_CREDENTIAL.name}" → ${mock.url}`);
-		for (const { name, workflow } of examples()) {
-			await home.importWorkflow(workflow);
-			say(`workflow "${workflow.name}" from examples/${name}`);
-		}
+		const found = examples();
+		await home.importWorkflows(found.map(({ workflow }) => workflow));
+		for (const { name, workflow } of found) say(`workflow "${workflow.name}" from examples/${name}`);
 
 		const port = Number(process.env.PORT ?? 5678);
 		say(`starting n8n on http://127.0.0.1:${port} ...`);
