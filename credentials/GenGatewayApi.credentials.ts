@@ -56,5 +56,23 @@ export class GenGatewayApi implements ICredentialType {
 			url: '/v1/models',
 			method: 'GET',
 		},
+		// n8n's credential test shows only its own text for an error status; say what the status means here. (The
+		// nodes show the service's own error.message; a credential test cannot, see README "Credentials".)
+		rules: [
+			{
+				type: 'responseCode',
+				properties: {
+					value: 403,
+					message: "The service refused this key (403): check that the API key is right and may use this service's endpoints",
+				},
+			},
+			{
+				type: 'responseCode',
+				properties: {
+					value: 401,
+					message: 'The service did not accept this key (401): check the API key',
+				},
+			},
+		],
 	};
 }

@@ -5,14 +5,18 @@
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { logCursor, RUN_TIMEOUT, SETUP_TIMEOUT } from './lib/runs';
 import { createN8nHome, e2eMajor, freePort, randomId, type CredentialImport, type N8nHome, type N8nServer } from './n8n';
+import { GenGatewayApi } from '../../credentials/GenGatewayApi.credentials';
+
+/** The credential's own message for a 403 (its test `rules`). */
+const RULE_403 = new GenGatewayApi().test.rules!.find((rule) => rule.properties.value === 403)!.properties.message;
 
 /**
- * What n8n itself answers when the test request fails (measured): its own text for the status or network code, not
- * the service's error.message. 1.123 adds a hint; 2.41 gives the bare status text or code.
+ * What n8n answers when the test request fails (measured): never the service's error.message. n8n 2.41 applies the
+ * credential's `rules` (our text for 403); 1.123 loses the response on the way and shows its own hint instead.
  */
 const N8N_SAYS =
 	e2eMajor() === 2
-		? { forbidden: 'Forbidden', refused: 'ECONNREFUSED' }
+		? { forbidden: RULE_403, refused: 'ECONNREFUSED' }
 		: {
 				forbidden: 'Forbidden - perhaps check your credentials?',
 				refused: 'The service refused the connection - perhaps it is offline',
