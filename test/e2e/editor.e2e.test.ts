@@ -5,7 +5,7 @@
 import * as path from 'path';
 import type { Page } from 'playwright-core';
 
-import { VIDEO_MODELS, VIDEO_MODEL_IDS } from '../../nodes/GenGatewayVideo/matrix';
+import { findVideoModel, VIDEO_MODELS, VIDEO_MODEL_IDS } from '../../nodes/GenGatewayVideo/matrix';
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { launchChromium, type BrowserSession } from './browser/chromium';
 import {
@@ -16,7 +16,16 @@ import {
 	retryTest,
 	saveWithApiKey,
 } from './browser/credentialDialog';
-import { openNode, openWorkflow, pickOption, readOptions, signIn, visibleLabels } from './browser/editor';
+import {
+	openNode,
+	openWorkflow,
+	parameterIssues,
+	pickOption,
+	readOptions,
+	shownOption,
+	signIn,
+	visibleLabels,
+} from './browser/editor';
 import { FAILURE_DIR, panelScreenshot, step } from './browser/screenshots';
 import { expectedPanel, readVideoPanel, splitLabels, type VideoPanel } from './browser/videoPanel';
 import {
@@ -59,10 +68,13 @@ describe('Video node in n8n’s editor (real Chromium)', () => {
 	const openVideoPanel = async (): Promise<Page> => {
 		const page = await browser.context.newPage();
 		for (const old of browser.context.pages()) if (old !== page) await old.close();
-		await step(page, 'open the workflow and the Video node', async () => {
-			await openWorkflow(page, server.url, workflowId);
-			await openNode(page, NODE_NAME);
-		});
+		const opened = Object.keys(timings).filter((key) => key.startsWith('open the panel')).length + 1;
+		await timed(`open the panel #${opened}`, () =>
+			step(page, 'open the workflow and the Video node', async () => {
+				await openWorkflow(page, server.url, workflowId);
+				await openNode(page, NODE_NAME);
+			}),
+		);
 		return page;
 	};
 
@@ -108,7 +120,7 @@ describe('Video node in n8n’s editor (real Chromium)', () => {
 	it(
 		'offers the 11 models of the matrix in the Model dropdown, each with its range and resolutions',
 		async () => {
-			const page = await timed('open the workflow and node', openVideoPanel);
+			const page = await openVideoPanel();
 			const options = await step(page, 'read the Model dropdown', () => readOptions(page, 'model'));
 
 			expect(options.map((option) => option.name)).toEqual([...VIDEO_MODEL_IDS]);
@@ -153,6 +165,44 @@ describe('Video node in n8n’s editor (real Chromium)', () => {
 				const first = otherLabels[VIDEO_MODEL_IDS[0]];
 				expect(first).toEqual(expect.arrayContaining(['model: Model', 'prompt: Prompt']));
 				for (const id of VIDEO_MODEL_IDS) expect({ model: id, others: otherLabels[id] }).toEqual({ model: id, others: first });
+			});
+		},
+		TEST_TIMEOUT,
+	);
+
+	it(
+		'flags a resolution and an aspect ratio kept from a model that offers them on a model that does not',
+		async () => {
+			// n8n keeps a parameter's value when the model changes (every variant has the same name); the per-model option
+			// lists are what make the editor flag a value the new model lacks.
+			const from = findVideoModel('sd_2.5_discount')!;
+			const to = findVideoModel('gk_video')!;
+			const resolution = from.resolutions.find((value) => !to.resolutions.includes(value))!;
+			const ratio = from.aspectRatios.find((value) => !to.aspectRatios.includes(value))!;
+			expect([resolution, ratio]).not.toContain(undefined);
+
+			const page = await openVideoPanel();
+			const flagged = await step(page, `carry ${resolution} and ${ratio} from ${from.id} to ${to.id}`, async () => {
+				await pickOption(page, 'model', from.id);
+				await pickOption(page, 'resolution', resolution);
+				await pickOption(page, 'aspectRatio', ratio);
+				const before = { resolution: await parameterIssues(page, 'resolution'), aspectRatio: await parameterIssues(page, 'aspectRatio') };
+				await pickOption(page, 'model', to.id);
+				await settledFields(page, expectedPanel(to).fields);
+				return {
+					before,
+					shown: { resolution: await shownOption(page, 'resolution'), aspectRatio: await shownOption(page, 'aspectRatio') },
+					after: { resolution: await parameterIssues(page, 'resolution'), aspectRatio: await parameterIssues(page, 'aspectRatio') },
+				};
+			});
+
+			expect(flagged).toEqual({
+				before: { resolution: [], aspectRatio: [] },
+				shown: { resolution, aspectRatio: ratio },
+				after: {
+					resolution: [`The value "${resolution}" is not supported!`],
+					aspectRatio: [`The value "${ratio}" is not supported!`],
+				},
 			});
 		},
 		TEST_TIMEOUT,

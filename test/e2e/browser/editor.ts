@@ -167,3 +167,15 @@ export async function renderedFrames(page: Page): Promise<void> {
 			}),
 	);
 }
+
+/** The issues n8n flags on a parameter (the warning triangle's tooltip), or [] when it flags none. */
+export async function parameterIssues(page: Page, name: string): Promise<string[]> {
+	const icon = parameterInput(page, name).locator('xpath=..').locator('[data-test-id="parameter-issues"]');
+	if (!(await icon.count())) return [];
+	await icon.hover();
+	const tooltip = page.locator('.el-popper').filter({ visible: true }).filter({ hasText: 'Issues:' });
+	await tooltip.first().waitFor({ timeout: UI_TIMEOUT });
+	const lines = (await tooltip.first().innerText()).split('\n').map((line) => line.trim());
+	await page.mouse.move(0, 0);
+	return lines.filter((line) => line && line !== 'Issues:');
+}
