@@ -21,6 +21,8 @@ import { findSecret, runVideo } from '../support/videoRun';
 const SEED = fuzzSeed();
 const PURE_RUNS = fuzzRuns(5000);
 const NODE_RUNS = Math.min(PURE_RUNS, 300);
+/** Allowed bodies sent straight to the mock (the sets are random, so the first ones are a fair sample). */
+const MOCK_CHECKS = 1000;
 const API_KEY = 'sentinel-key-fuzz-0f1e2d3c';
 
 const random = createRandom(SEED);
@@ -92,8 +94,8 @@ describe(`Video parameter fuzz, seed ${SEED}`, () => {
 		expect(new Set(validBodies.map((body) => body.model)).size).toBe(11);
 	});
 
-	it('the service accepts every body the oracle allows', async () => {
-		const distinct = [...new Map(validBodies.map((body) => [canonical(body), body])).values()];
+	it(`the service accepts every body the oracle allows (up to ${MOCK_CHECKS} of them)`, async () => {
+		const distinct = [...new Map(validBodies.map((body) => [canonical(body), body])).values()].slice(0, MOCK_CHECKS);
 		const rejected: string[] = [];
 		const queue = [...distinct];
 		await Promise.all(
