@@ -63,7 +63,7 @@ function runPure(set: ParameterSet): Outcome {
 }
 
 /** What is wrong with the node's handling of one set, or undefined when it agrees with the oracle. */
-function disagreement(set: ParameterSet, verdict: Verdict, outcome: Outcome): string | undefined {
+function disagreement(verdict: Verdict, outcome: Outcome): string | undefined {
 	if ('crashed' in outcome) return `crashed: ${String(outcome.crashed)}`;
 	if (verdict.valid) {
 		if ('invalid' in outcome) return `rejected an allowed set: ${outcome.invalid.message}`;
@@ -84,7 +84,7 @@ describe(`Video parameter fuzz, seed ${SEED}`, () => {
 	it(`${PURE_RUNS} generated sets: exactly the oracle's body, or a rejection naming a field the oracle names; no crash`, () => {
 		const problems: string[] = [];
 		sets.forEach((set, index) => {
-			const problem = disagreement(set, verdicts[index], runPure(set));
+			const problem = disagreement(verdicts[index], runPure(set));
 			if (problem) problems.push(`#${index} ${problem}\n    set: ${describeSet(set).slice(0, 600)}`);
 		});
 		expect(report(problems)).toEqual([]);
