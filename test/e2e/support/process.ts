@@ -117,7 +117,8 @@ export async function freePort(): Promise<number> {
 	});
 }
 
-/** The last lines of a long output, for error messages. */
+/** The last lines of a long output, without colour codes, for error messages. */
 export function tail(text: string, lines = 40): string {
-	return text.split('\n').slice(-lines).join('\n');
+	// eslint-disable-next-line no-control-regex
+	return text.replace(/\x1b\[[0-9;]*m/g, '').split('\n').slice(-lines).join('\n');
 }

@@ -51,7 +51,20 @@ export interface N8nServer {
 	stop(): Promise<void>;
 }
 
+/** Free ports are only free until someone takes them: a start that lost its port is retried on new ones. */
 export async function startServer(home: N8nHome, options: ServerOptions = {}): Promise<N8nServer> {
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await startOnce(home, options);
+		} catch (error) {
+			const lostPort = /EADDRINUSE|address already in use|port \d+ is already in use/i.test(String(error));
+			if (!lostPort || options.port !== undefined || attempt >= 3) throw error;
+			home.record(`\n(port taken, starting n8n again: attempt ${attempt + 1})\n`);
+		}
+	}
+}
+
+async function startOnce(home: N8nHome, options: ServerOptions): Promise<N8nServer> {
 	const port = options.port ?? (await freePort());
 	const url = `http://127.0.0.1:${port}`;
 	const env = home.env({
