@@ -49,6 +49,10 @@ export async function launchChromium(
 		deviceScaleFactor,
 		timeout: 120_000,
 	});
+	// Leaving a workflow with unsaved changes asks before unloading: the tests always leave.
+	const acceptDialogs = (page: Page) => page.on('dialog', (dialog) => void dialog.accept().catch(() => undefined));
+	context.pages().forEach(acceptDialogs);
+	context.on('page', acceptDialogs);
 	const page = context.pages()[0] ?? (await context.newPage());
 	return {
 		context,

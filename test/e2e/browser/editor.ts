@@ -25,6 +25,13 @@ export async function signIn(page: Page, baseUrl: string, email: string, passwor
 export async function openWorkflow(page: Page, baseUrl: string, workflowId: string): Promise<void> {
 	await page.goto(`${baseUrl}/workflow/${workflowId}`, { timeout: UI_TIMEOUT });
 	await page.locator('[data-test-id="canvas-node"]').first().waitFor({ timeout: UI_TIMEOUT });
+	// n8n 2.x locks a workflow to the tab that last edited it, for a while after that tab is gone ("Editing in another
+	// tab"); taking the lock over is what a user does. Its pill arrives over the push connection, shortly after load.
+	const editHere = page.getByRole('button', { name: 'Edit here' });
+	if (await editHere.waitFor({ timeout: 5_000 }).then(() => true, () => false)) {
+		await editHere.click();
+		await editHere.waitFor({ state: 'hidden', timeout: UI_TIMEOUT });
+	}
 }
 
 /** Double-clicks a node on the canvas and waits for its parameter panel. */
@@ -127,25 +134,29 @@ export async function switchState(page: Page, name: string): Promise<boolean | u
 
 export interface NumberInputState {
 	value: string;
-	/** The bounds the input carries (min/max attributes). */
+	/** The bounds the input carries. */
 	min: number;
 	max: number;
 }
 
-/** A number parameter's shown value and bounds. */
+/** A number parameter's input: n8n 1.x renders `type="number"`, 2.x a text input; both have the spinbutton role. */
+const numberField = (page: Page, name: string): Locator => parameterInput(page, name).locator('input[role="spinbutton"]');
+
+/**
+ * A number parameter's shown value and bounds. n8n 1.x's input carries min/max attributes (its aria-valuemin/max keep
+ * the bounds the panel opened with when another parameter variant is shown, so they are not read there); 2.x's carries
+ * only aria-valuemin/max.
+ */
 export async function numberInput(page: Page, name: string): Promise<NumberInputState> {
-	const input = parameterInput(page, name).locator('input[type="number"]');
-	const numberAttr = async (attr: string) => Number(await input.getAttribute(attr));
-	return {
-		value: await input.inputValue(),
-		min: await numberAttr('min'),
-		max: await numberAttr('max'),
-	};
+	const input = numberField(page, name);
+	const bound = async (attr: 'min' | 'max') =>
+		Number((await input.getAttribute(attr)) ?? (await input.getAttribute(`aria-value${attr}`)));
+	return { value: await input.inputValue(), min: await bound('min'), max: await bound('max') };
 }
 
 /** Types a value into a number parameter as a user would, leaves the field, and returns what the input kept. */
 export async function typeNumber(page: Page, name: string, typed: string): Promise<string> {
-	const input = parameterInput(page, name).locator('input[type="number"]');
+	const input = numberField(page, name);
 	await input.click();
 	await input.fill(typed);
 	await input.press('Tab');
@@ -173,7 +184,11 @@ export async function parameterIssues(page: Page, name: string): Promise<string[
 	const icon = parameterInput(page, name).locator('xpath=..').locator('[data-test-id="parameter-issues"]');
 	if (!(await icon.count())) return [];
 	await icon.hover();
-	const tooltip = page.locator('.el-popper').filter({ visible: true }).filter({ hasText: 'Issues:' });
+	// n8n 1.x shows it in an Element Plus popper, 2.x in a reka-ui one.
+	const tooltip = page
+		.locator('.el-popper, [data-reka-popper-content-wrapper], [role="tooltip"]')
+		.filter({ visible: true })
+		.filter({ hasText: 'Issues:' });
 	await tooltip.first().waitFor({ timeout: UI_TIMEOUT });
 	const lines = (await tooltip.first().innerText()).split('\n').map((line) => line.trim());
 	await page.mouse.move(0, 0);

@@ -34,15 +34,15 @@ export interface OptionsField {
 export interface DurationField {
 	/** The value shown after the model switch (the model's default). */
 	shown: number;
-	/**
-	 * Bounds from the input's min/max attributes. (Its aria-valuemin/max are not read: they keep the bounds of the
-	 * variant the panel was opened with when the model changes — Element Plus reuses the input — so they are stale.)
-	 */
+	/** Bounds the input carries. */
 	min: number;
 	max: number;
-	/** What the input kept after typing max + 1, and min - 1 (n8n clamps to the bounds it enforces). */
-	keptAboveMax: number;
-	keptBelowMin: number;
+	/**
+	 * What the input kept after typing min - 1, min, max, max + 1 in that order, as "typed→kept": n8n 1.x clamps a value
+	 * outside the bounds to the nearest bound, 2.x clamps below the minimum and refuses above the maximum (keeping the
+	 * max typed just before), so the bounds enforced read the same on both.
+	 */
+	typed: string[];
 }
 
 export interface VideoPanel {
@@ -64,8 +64,7 @@ export function expectedPanel(model: VideoModelCapabilities): VideoPanel {
 			shown: model.duration.default,
 			min,
 			max,
-			keptAboveMax: max,
-			keptBelowMin: min,
+			typed: [`${min - 1}→${min}`, `${min}→${min}`, `${max}→${max}`, `${max + 1}→${max}`],
 		},
 		aspectRatio: model.aspectRatios.length
 			? { shown: 'Service Default', options: ['Service Default', ...model.aspectRatios], selected: 'Service Default' }
@@ -84,22 +83,18 @@ async function readOptionsField(page: Page, name: string): Promise<OptionsField>
 }
 
 /**
- * Reads the duration field, then probes the bounds n8n enforces by typing past them, then types the default back
- * (n8n then stores no value of its own, so the next model's panel shows that model's default again).
+ * Reads the duration field, then probes the bounds n8n enforces by typing at and past them, then types the default
+ * back (n8n then stores no value of its own, so the next model's panel shows that model's default again).
  */
 async function readDuration(page: Page): Promise<DurationField> {
 	const before = await numberInput(page, 'duration');
-	const keptAboveMax = Number(await typeNumber(page, 'duration', String(before.max + 1)));
-	const keptBelowMin = Number(await typeNumber(page, 'duration', String(before.min - 1)));
+	const typed: string[] = [];
+	for (const value of [before.min - 1, before.min, before.max, before.max + 1]) {
+		typed.push(`${value}→${await typeNumber(page, 'duration', String(value))}`);
+	}
 	const restored = await typeNumber(page, 'duration', before.value);
 	if (restored !== before.value) throw new Error(`duration: typed ${before.value} back, the input kept ${restored}`);
-	return {
-		shown: Number(before.value),
-		min: before.min,
-		max: before.max,
-		keptAboveMax,
-		keptBelowMin,
-	};
+	return { shown: Number(before.value), min: before.min, max: before.max, typed };
 }
 
 /** Splits the shown labels into the model-dependent fields and the rest (which must not depend on the model). */
