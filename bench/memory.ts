@@ -1,6 +1,6 @@
 // Benchmark 1: peak memory of n8n (process and task runner) while a big video is downloaded, against the same
 // workflow without the download, side by side with n8n's HTTP Request node and with a download that buffers.
-import { nodeItems } from '../test/e2e/n8n';
+import { nodeItems, runError } from '../test/e2e/n8n';
 import type { MockClient } from '../test/mock/process';
 import type { BenchConfig } from './config';
 import { MiB } from './config';
@@ -72,6 +72,25 @@ function summarise(trace: TreeTrace, node: NodeRun): Memory {
 	};
 }
 
+async function runInMemoryMode(
+	{ home }: BenchHome,
+	workflowId: string,
+	log: (line: string) => void,
+): Promise<{ exitCode: number | null; error: string | null; peakTreeMiB: number }> {
+	const { result, trace } = await executeSampled(home, workflowId, { N8N_DEFAULT_BINARY_DATA_MODE: 'default' });
+	dropBinaryData(home);
+	const outcome = {
+		exitCode: result.exitCode,
+		error: (runError(result.json) as { message?: string } | undefined)?.message ?? null,
+		peakTreeMiB: Math.max(0, ...trace.samples.map((sample) => sample.rss)) / MiB,
+	};
+	log(
+		`  memory video in n8n's default (memory) binary mode: exit ${outcome.exitCode}, ` +
+			`peak ${outcome.peakTreeMiB.toFixed(0)} MiB, ${outcome.error ?? 'no error'}`,
+	);
+	return outcome;
+}
+
 export interface MemoryHomes {
 	plain: BenchHome;
 	buffered: BenchHome;
@@ -139,6 +158,10 @@ export async function benchMemory(
 		}
 	}
 
+	// Once: the Video node in n8n's default binary mode (memory), where binary data is kept as one base64 string.
+	// Not in a quick run: a smaller video would succeed and print itself as base64 into n8n's output.
+	const memoryMode = config.quick ? null : await runInMemoryMode(plain, ids.video, log);
+
 	const of = (variant: Variant) => runs.filter((run) => run.variant === variant);
 	// Cross-check: the variant's whole-run peak minus the baseline's of the same round (taken side by side).
 	const overBaselineRun = (variant: Variant) =>
@@ -202,6 +225,8 @@ export async function benchMemory(
 			mibPerSecondOfDownloadingNode: speeds,
 			/** Median over rounds of (whole-run peak − the baseline workflow's whole-run peak of the same round). */
 			peakOverBaselineRunMiB: crossCheck,
+			/** The Video node with N8N_DEFAULT_BINARY_DATA_MODE=default (one run): how it ended and its peak. */
+			memoryMode,
 			runs,
 		},
 	};

@@ -3,7 +3,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { nodeItems, runError, type ExecuteResult, type N8nHome } from '../test/e2e/n8n';
+import { nodeItems, parseRun, runError, type ExecuteResult, type N8nHome } from '../test/e2e/n8n';
 import { sampleTree, type TreeTrace } from './procTree';
 
 export interface NodeRun {
@@ -19,12 +19,20 @@ export interface SampledRun {
 	trace: TreeTrace;
 }
 
-/** Runs a saved workflow with `n8n execute`, sampling the RSS of n8n and its task runner every 50 ms. */
-export async function executeSampled(home: N8nHome, workflowId: string, timeoutMs = 600_000): Promise<SampledRun> {
+/**
+ * Runs a saved workflow with `n8n execute` (as N8nHome.execute does, with `env` added), sampling the RSS of n8n and
+ * its task runner every 50 ms.
+ */
+export async function executeSampled(
+	home: N8nHome,
+	workflowId: string,
+	env: Record<string, string> = {},
+	timeoutMs = 600_000,
+): Promise<SampledRun> {
 	const sampler = sampleTree((info) => info.cmdline.includes(`--id=${workflowId}`));
 	try {
-		const result = await home.execute(workflowId, timeoutMs);
-		return { result, trace: sampler.stop() };
+		const output = await home.cli(['execute', `--id=${workflowId}`, '--rawOutput'], timeoutMs, env);
+		return { result: { ...output, json: parseRun(output.stdout) }, trace: sampler.stop() };
 	} finally {
 		sampler.stop();
 	}
