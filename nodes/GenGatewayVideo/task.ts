@@ -3,6 +3,7 @@ import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { openGate } from '../shared/concurrency';
 import type { Gate } from '../shared/concurrency';
 import { networkError } from '../shared/errors';
+import { withLargeChunks } from '../shared/largeChunks';
 import { gatewayJson, gatewayStream, waitFor } from '../shared/transport';
 import type { VideoRequestBody } from './request';
 
@@ -171,6 +172,6 @@ export async function downloadArtifact(
 			'video/mp4';
 		const extension = mimeType === 'video/mp4' ? 'mp4' : (mimeType.split('/')[1] ?? 'bin');
 		const fileName = artifact.key === 'video' ? `${taskId}.${extension}` : `${taskId}-${artifact.key}.${extension}`;
-		return await ctx.helpers.prepareBinaryData(response.body, fileName, mimeType);
+		return await ctx.helpers.prepareBinaryData(withLargeChunks(response.body), fileName, mimeType);
 	});
 }
