@@ -5,7 +5,7 @@ import type { MockClient } from '../test/mock/process';
 import type { LogEntry } from '../test/mock/types';
 import type { BenchConfig } from './config';
 import { binaryFile, dropBinaryData, expectSucceeded, nodeRuns } from './n8nRun';
-import { makeFigure, type Figure } from './results';
+import { makeFigure, type Figure } from './figures';
 import type { BenchHome } from './setup';
 import { median } from './stats';
 import { generateNode, linearWorkflow, loopWorkflow, rowsNodes } from './workflows';

@@ -30,7 +30,7 @@ export const FULL: BenchConfig = {
 	quick: false,
 	memory: { sizeMiB: 512, rounds: 5 },
 	batch: { items: 20, taskSeconds: 20, pollSeconds: 5, rounds: 3, serialItems: 3 },
-	overhead: { sizeMiB: 100, rounds: 7 },
+	overhead: { sizeMiB: 100, rounds: 9 },
 };
 
 export const QUICK: BenchConfig = {

@@ -1,4 +1,5 @@
-// The shape of bench/results.json, the targets of issue 7, and the table printed and shown in the README.
+// The shape of bench/results.json (named apart from it: `./results` would load the JSON), the targets of issue 7,
+// and the table printed and shown in the README.
 import { max, median } from './stats';
 
 export interface Target {

@@ -6,7 +6,7 @@ import type { BenchConfig } from './config';
 import { MiB } from './config';
 import { binaryFile, dropBinaryData, executeSampled, expectSucceeded, nodeRuns, type NodeRun } from './n8nRun';
 import type { TreeTrace } from './procTree';
-import { makeFigure, type Figure } from './results';
+import { makeFigure, type Figure } from './figures';
 import type { BenchHome } from './setup';
 import { median } from './stats';
 import { generateNode, httpDownloadNode, linearWorkflow, settleNode } from './workflows';

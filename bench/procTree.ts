@@ -8,7 +8,19 @@ export interface ProcInfo {
 	rss: number;
 	/** Peak resident set size of the process so far (VmHWM), bytes. */
 	hwm: number;
+	/** CPU time used so far (user + system), ms, in steps of one clock tick (10 ms). */
+	cpuMs: number;
 	cmdline: string;
+}
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on Linux for every architecture n8n runs on). */
+const TICK_MS = 10;
+
+/** utime + stime from /proc/<pid>/stat (the fields after the command name, which may contain spaces). */
+function cpuMsOf(pid: number): number {
+	const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+	const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+	return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
 function readProc(pid: number): ProcInfo | undefined {
@@ -16,7 +28,14 @@ function readProc(pid: number): ProcInfo | undefined {
 		const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
 		const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
 		const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
-		return { pid, ppid: field('PPid'), rss: field('VmRSS') * 1024, hwm: field('VmHWM') * 1024, cmdline };
+		return {
+			pid,
+			ppid: field('PPid'),
+			rss: field('VmRSS') * 1024,
+			hwm: field('VmHWM') * 1024,
+			cpuMs: cpuMsOf(pid),
+			cmdline,
+		};
 	} catch {
 		return undefined; // gone between the listing and the read
 	}
@@ -64,6 +83,8 @@ export interface TreeSample {
 	rss: number;
 	/** RSS per pid at this moment. */
 	perPid: Record<number, number>;
+	/** CPU time used so far per pid, ms. */
+	cpuMs: Record<number, number>;
 }
 
 export interface TreeTrace {
@@ -93,14 +114,16 @@ export function sampleTree(match: (info: ProcInfo) => boolean, intervalMs = 50):
 		const tree = descendants(trace.rootPid);
 		if (tree.length === 0) return;
 		const perPid: Record<number, number> = {};
+		const cpuMs: Record<number, number> = {};
 		let rss = 0;
 		for (const info of tree) {
 			perPid[info.pid] = info.rss;
+			cpuMs[info.pid] = info.cpuMs;
 			rss += info.rss;
 			trace.hwm[info.pid] = Math.max(trace.hwm[info.pid] ?? 0, info.hwm);
 			trace.commands[info.pid] ??= info.cmdline.slice(0, 200);
 		}
-		trace.samples.push({ at: Date.now(), rss, perPid });
+		trace.samples.push({ at: Date.now(), rss, perPid, cpuMs });
 	};
 	const timer = setInterval(tick, intervalMs);
 	tick();

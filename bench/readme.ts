@@ -1,6 +1,6 @@
 // The README's Performance section holds the latest full bench table between two markers; `npm run bench` rewrites it.
-import type { BenchResults } from './results';
-import { renderMachine, renderTable } from './results';
+import type { BenchResults } from './figures';
+import { renderMachine, renderTable } from './figures';
 
 export const README_START = '<!-- bench:start (written by `npm run bench`; do not edit by hand) -->';
 export const README_END = '<!-- bench:end -->';

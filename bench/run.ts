@@ -15,7 +15,7 @@ import { benchConfig } from './config';
 import { benchMemory } from './memory';
 import { benchOverhead } from './overhead';
 import { readmeBlock, README_END, README_START } from './readme';
-import { renderMachine, renderTable, type BenchResults, type Figure } from './results';
+import { renderMachine, renderTable, type BenchResults, type Figure } from './figures';
 import { benchHome, bufferedHome, startMock, WORK_DIR } from './setup';
 
 const BENCHES = ['memory', 'overhead', 'batch'] as const;
