@@ -1,4 +1,4 @@
-import { NodeOperationError, sleepWithAbort } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 import type {
 	IDataObject,
 	IExecuteFunctions,
@@ -12,6 +12,7 @@ import { joinUrl, normaliseBaseUrl } from './baseUrl';
 import { apiErrorFromResponse, messageFromBody, networkError, redact } from './errors';
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, nextRetryDelay, parseRetryAfter } from './retry';
 import type { RetryPolicy } from './retry';
+import { abortableSleep } from './wait';
 
 /**
  * The only place HTTP happens. Every request goes through n8n's `httpRequestWithAuthentication` (credential injection,
@@ -74,7 +75,7 @@ function cancelSignal(ctx: GatewayFunctions): AbortSignal | undefined {
 
 /** Waits that end at once when the execution is cancelled. */
 export async function waitFor(ctx: GatewayFunctions, ms: number): Promise<void> {
-	await sleepWithAbort(ms, cancelSignal(ctx));
+	await abortableSleep(ms, cancelSignal(ctx), 'getExecutionId' in ctx ? ctx.getExecutionId() : '');
 }
 
 interface FailureCause {

@@ -24,7 +24,7 @@ export type CredentialStore = Record<string, ICredentialDataDecryptedObject>;
 
 /**
  * The credentials helper the engine calls for `getCredentials` and `httpRequestWithAuthentication`.
- * Mirrors n8n's CLI CredentialsHelper (packages/cli/src/credentials-helper.ts, n8n 1.123): generic
+ * Mirrors n8n's CLI CredentialsHelper (packages/cli/src/credentials-helper.ts, n8n 1.123 and 2.41): generic
  * `authenticate` resolves `={{$credentials.x}}` through the workflow's expression engine, and
  * `getDecrypted` applies property defaults and resolves expressions in the stored data.
  */
@@ -79,6 +79,19 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 		return undefined;
 	}
 
+	async runPreAuthentication(
+		_helpers: IHttpRequestHelper,
+		_credentials: ICredentialDataDecryptedObject,
+		_typeName: string,
+	): Promise<ICredentialDataDecryptedObject | undefined> {
+		return undefined;
+	}
+
+	/** n8n 2.x asks whether a node may use a credential type; the harness runs only nodes that declare theirs. */
+	isCredentialUsableByNode(_credentialType: string, _nodeType: string): boolean {
+		return true;
+	}
+
 	async getCredentials(nodeCredentials: INodeCredentialsDetails, type: string): Promise<Credentials> {
 		const credentials = new Credentials({ id: nodeCredentials.id, name: nodeCredentials.name }, type);
 		credentials.setData(this.storedData(type));
@@ -105,7 +118,7 @@ export class HarnessCredentialsHelper extends ICredentialsHelper {
 			null,
 			null,
 		) as ICredentialDataDecryptedObject;
-		const additionalKeys = getAdditionalKeys(additionalData, mode, null, { secretsEnabled: false });
+		const additionalKeys = getAdditionalKeys(additionalData, mode, null);
 
 		if (expressionResolveValues) {
 			const { workflow, runExecutionData, runIndex, itemIndex, node, connectionInputData } = expressionResolveValues;

@@ -118,6 +118,11 @@ function additionalDataFor(
 		webhookBaseUrl: `${base}/webhook`,
 		webhookWaitingBaseUrl: `${base}/webhook-waiting`,
 		webhookTestBaseUrl: `${base}/webhook-test`,
+		formBaseUrl: `${base}/form`,
+		formTestBaseUrl: `${base}/form-test`,
+		mcpBaseUrl: `${base}/mcp`,
+		mcpTestBaseUrl: `${base}/mcp-test`,
+		getRuntimeCredential: async () => undefined,
 		...(timeoutMs !== undefined ? { executionTimeoutTimestamp: Date.now() + timeoutMs } : {}),
 	};
 }
