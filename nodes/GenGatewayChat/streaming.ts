@@ -172,7 +172,7 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 		if (ctx.getExecutionCancelSignal()?.aborted) throw error;
 		throw brokenStreamError(ctx, request, assembler.text(), reasonOf(error));
 	} finally {
-		response.body.destroy();
+		response.close();
 		if (began) await ctx.sendChunk('end', itemIndex);
 	}
 	return assembler.result();

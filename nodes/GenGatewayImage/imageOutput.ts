@@ -56,7 +56,7 @@ async function downloadImage(
 				mimeType: typeof contentType === 'string' ? contentType : undefined,
 			});
 		} catch (error) {
-			response.body.destroy();
+			response.close();
 			if (ctx.getExecutionCancelSignal()?.aborted) throw error;
 			const reason = (error as Error)?.message ?? String(error);
 			if (attempt >= DOWNLOAD_ATTEMPTS) {

@@ -55,6 +55,12 @@ export interface StreamResponse {
 	body: Readable;
 	headers: Record<string, string | string[] | undefined>;
 	statusCode: number;
+	/**
+	 * Stops reading and hangs up, even while the server keeps the connection open. `body.destroy()` alone does not on
+	 * n8n 2.x: its axios (1.13+, with n8n's maxContentLength) hands over a wrapper around the socket's stream, and
+	 * destroying that wrapper waits for the next chunk that may never come; aborting the request closes the socket.
+	 */
+	close(): void;
 }
 
 /** Network failures that prove the request never left: nothing can have been accepted. */
@@ -71,6 +77,32 @@ const DEFAULT_TIMEOUT_MS = 120_000;
 
 function cancelSignal(ctx: GatewayFunctions): AbortSignal | undefined {
 	return 'getExecutionCancelSignal' in ctx ? ctx.getExecutionCancelSignal() : undefined;
+}
+
+/**
+ * A signal that fires when the execution is cancelled or when `hangUp` is aborted. n8n (1.x and 2.x) sets a request's
+ * abort signal from `this.getExecutionCancelSignal()`, so the joined signal goes in through the context given as
+ * `this`: the same context, with that one method answering the joined signal.
+ */
+function withHangUp<T extends GatewayFunctions>(ctx: T, hangUp: AbortController): { self: T; signal: AbortSignal } {
+	const cancel = cancelSignal(ctx);
+	const signal = cancel ? AbortSignal.any([cancel, hangUp.signal]) : hangUp.signal;
+	if (!('getExecutionCancelSignal' in ctx)) return { self: ctx, signal };
+	return { self: Object.create(ctx, { getExecutionCancelSignal: { value: () => signal } }) as T, signal };
+}
+
+function streamResponse(response: IN8nHttpFullResponse, hangUp: AbortController): StreamResponse {
+	const body = response.body as Readable;
+	return {
+		body,
+		headers: response.headers as StreamResponse['headers'],
+		statusCode: response.statusCode,
+		close: () => {
+			// The body first: axios then has no stream left to report the abort on (nobody would listen to it).
+			body.destroy();
+			hangUp.abort();
+		},
+	};
 }
 
 /** Waits that end at once when the execution is cancelled. */
@@ -221,7 +253,12 @@ async function withRetries(
 }
 
 /** A request to the service: its base URL, the credential's Bearer key, no key on a redirect elsewhere. */
-async function send(ctx: GatewayFunctions, request: GatewayRequest, stream: boolean): Promise<IN8nHttpFullResponse> {
+async function send(
+	ctx: GatewayFunctions,
+	request: GatewayRequest,
+	stream: boolean,
+	hangUp?: AbortController,
+): Promise<IN8nHttpFullResponse> {
 	const options: IHttpRequestOptions = {
 		method: request.method,
 		url: joinUrl(await baseUrlOf(ctx), request.path),
@@ -244,11 +281,17 @@ async function send(ctx: GatewayFunctions, request: GatewayRequest, stream: bool
 		stream,
 		policy: { ...DEFAULT_RETRY_POLICY, ...request.retry },
 	};
+	let self = ctx;
+	if (hangUp) {
+		const joined = withHangUp(ctx, hangUp);
+		self = joined.self;
+		options.abortSignal = joined.signal;
+	}
 	return await withRetries(
 		ctx,
 		spec,
 		async () =>
-			(await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIAL_TYPE, options)) as IN8nHttpFullResponse,
+			(await ctx.helpers.httpRequestWithAuthentication.call(self, CREDENTIAL_TYPE, options)) as IN8nHttpFullResponse,
 	);
 }
 
@@ -300,13 +343,10 @@ async function rejectNonFile(ctx: GatewayFunctions, request: GatewayRequest, res
 
 /** A request whose 2xx body is handed over as a stream (downloads, server-sent events). */
 export async function gatewayStream(ctx: GatewayFunctions, request: GatewayRequest): Promise<StreamResponse> {
-	const response = await send(ctx, request, true);
+	const hangUp = new AbortController();
+	const response = await send(ctx, request, true, hangUp);
 	if (request.expectFile) await rejectNonFile(ctx, request, response);
-	return {
-		body: response.body as Readable,
-		headers: response.headers as StreamResponse['headers'],
-		statusCode: response.statusCode,
-	};
+	return streamResponse(response, hangUp);
 }
 
 
@@ -347,6 +387,8 @@ export async function downloadUrl(ctx: IExecuteFunctions, url: string, itemIndex
 	}
 
 	// A foreign host (a CDN): a plain request without the key, retried like any read.
+	const hangUp = new AbortController();
+	const { signal } = withHangUp(ctx, hangUp);
 	const response = await withRetries(
 		ctx,
 		{ method: 'GET', path: urlForMessages(target), kind: 'read', itemIndex, stream: true, policy: DEFAULT_RETRY_POLICY },
@@ -359,12 +401,8 @@ export async function downloadUrl(ctx: IExecuteFunctions, url: string, itemIndex
 				returnFullResponse: true,
 				ignoreHttpStatusErrors: true,
 				timeout: DEFAULT_TIMEOUT_MS,
-				abortSignal: ctx.getExecutionCancelSignal(),
+				abortSignal: signal,
 			})) as IN8nHttpFullResponse,
 	);
-	return {
-		body: response.body as Readable,
-		headers: response.headers as StreamResponse['headers'],
-		statusCode: response.statusCode,
-	};
+	return streamResponse(response, hangUp);
 }
