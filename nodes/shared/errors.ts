@@ -1,4 +1,4 @@
-import { NodeApiError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { INode, JsonObject } from 'n8n-workflow';
 
 /** What a user should do, per status the service documents (section 7). */
@@ -120,4 +120,33 @@ export function networkError(node: INode, input: NetworkErrorInput): NodeApiErro
 export function isOutcomeUnknownError(error: unknown): boolean {
 	const context = (error as { context?: Record<string, unknown> } | undefined)?.context;
 	return context?.[OUTCOME_UNKNOWN] === true;
+}
+
+/** What a node may ask about the execution it runs in (load-options calls have no cancel signal). */
+interface ErrorSite {
+	getNode(): INode;
+	getExecutionCancelSignal?: () => AbortSignal | undefined;
+}
+
+/**
+ * n8n's cancellation errors (Manual/Timeout/SystemShutdown…ExecutionCancelledError), recognised by name as the engine
+ * itself does, so a copy of n8n-workflow other than the one the package resolves is recognised too.
+ */
+export function isCancellationError(error: unknown): boolean {
+	return error instanceof Error && /CancelledError$/.test(error.name);
+}
+
+/**
+ * A caught value as the error a node re-throws: NodeApiError and NodeOperationError unchanged (with their context:
+ * outcome unknown, partial content…); n8n's cancellation errors, and whatever a request fails with once the
+ * execution's cancel signal has fired, unchanged too, so the engine records the run as cancelled, not failed; anything
+ * else wrapped in a NodeOperationError for the item. `throw asNodeError(...)` is what n8n's `require-node-api-error`
+ * rule accepts inside a catch.
+ */
+export function asNodeError(site: ErrorSite, error: unknown, itemIndex?: number): Error {
+	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
+	if (isCancellationError(error)) return error as Error;
+	if (error instanceof Error && site.getExecutionCancelSignal?.()?.aborted) return error;
+	const cause = error instanceof Error ? error : new Error(String(error));
+	return new NodeOperationError(site.getNode(), cause, { itemIndex });
 }
