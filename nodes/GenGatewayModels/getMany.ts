@@ -1,6 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { fetchModels, filterModels } from '../shared/models';
+import { asNodeError } from '../shared/errors';
 import { errorItem } from '../shared/items';
 
 export const getManyProperties: INodeProperties[] = [
@@ -42,7 +43,7 @@ export async function executeGetMany(this: IExecuteFunctions): Promise<INodeExec
 			if (!returnAll) models = models.slice(0, this.getNodeParameter('limit', itemIndex, 50) as number);
 			for (const model of models) out.push({ json: model, pairedItem: { item: itemIndex } });
 		} catch (error) {
-			if (!this.continueOnFail()) throw error;
+			if (!this.continueOnFail()) throw asNodeError(this, error, itemIndex);
 			out.push(errorItem(error, itemIndex));
 		}
 	}
