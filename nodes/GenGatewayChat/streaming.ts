@@ -1,7 +1,7 @@
 import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { OUTCOME_UNKNOWN, redact } from '../shared/errors';
+import { asNodeError, OUTCOME_UNKNOWN, redact } from '../shared/errors';
 import { consumeSse } from '../shared/sse';
 import { CREDENTIAL_TYPE, gatewayStream } from '../shared/transport';
 import type { Readable } from '../shared/transport';
@@ -27,6 +27,15 @@ export function canStreamToChat(ctx: IExecuteFunctions): boolean {
 }
 
 class UnreadableEventError extends Error {}
+
+/** An event's data as JSON, or undefined when it is not JSON (the caller throws, outside any catch). */
+function parseEventData(data: string): { value: unknown } | undefined {
+	try {
+		return { value: JSON.parse(data) };
+	} catch {
+		return undefined;
+	}
+}
 
 interface StreamRequest {
 	path: string;
@@ -149,12 +158,9 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 			began = true;
 		}
 		const { done } = await consumeSse(response.body, async (event) => {
-			let payload: unknown;
-			try {
-				payload = JSON.parse(event.data);
-			} catch {
-				throw new UnreadableEventError('an event whose data is not JSON');
-			}
+			const parsed = parseEventData(event.data);
+			if (!parsed) throw new UnreadableEventError('an event whose data is not JSON');
+			const payload = parsed.value;
 			if (!payload || typeof payload !== 'object' || Array.isArray(payload)) {
 				throw new UnreadableEventError('an event whose data is not a JSON object');
 			}
@@ -165,11 +171,12 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 			throw brokenStreamError(ctx, request, assembler.text(), 'the connection closed before data: [DONE]');
 		}
 	} catch (error) {
-		if (error instanceof NodeApiError) throw error;
+		if (error instanceof NodeApiError) throw asNodeError(ctx, error, itemIndex);
 		if (error instanceof StreamEventError) {
 			throw await serviceStreamError(ctx, request, assembler.text(), error.message);
 		}
-		if (ctx.getExecutionCancelSignal()?.aborted) throw error;
+		// Cancelled: whatever the aborted read failed with goes on unchanged (see asNodeError).
+		if (ctx.getExecutionCancelSignal()?.aborted) throw asNodeError(ctx, error, itemIndex);
 		throw brokenStreamError(ctx, request, assembler.text(), reasonOf(error));
 	} finally {
 		response.close();

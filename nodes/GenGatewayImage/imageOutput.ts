@@ -2,6 +2,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { toBinary } from '../shared/binary';
+import { asNodeError } from '../shared/errors';
 import { downloadUrl, waitFor } from '../shared/transport';
 
 /**
@@ -57,7 +58,7 @@ async function downloadImage(
 			});
 		} catch (error) {
 			response.close();
-			if (ctx.getExecutionCancelSignal()?.aborted) throw error;
+			if (ctx.getExecutionCancelSignal()?.aborted) throw asNodeError(ctx, error, itemIndex);
 			const reason = (error as Error)?.message ?? String(error);
 			if (attempt >= DOWNLOAD_ATTEMPTS) {
 				throw new NodeOperationError(

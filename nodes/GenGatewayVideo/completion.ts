@@ -2,6 +2,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { Gate } from '../shared/concurrency';
+import { asNodeError } from '../shared/errors';
 import { downloadArtifact, listArtifacts, pollTask } from './task';
 import type { Artifact, TaskStatus } from './task';
 import type { WaitSettings } from './waitOptions';
@@ -154,7 +155,7 @@ export async function completeTask(
 	try {
 		binary[options.binaryPropertyName] = await downloadArtifact(ctx, taskId, video, itemIndex, options.gate);
 	} catch (error) {
-		if (ctx.getExecutionCancelSignal()?.aborted) throw error;
+		if (ctx.getExecutionCancelSignal()?.aborted) throw asNodeError(ctx, error, itemIndex);
 		const { message, description } = error as { message: string; description?: string };
 		throw taskError(
 			ctx,

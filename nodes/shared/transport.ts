@@ -9,7 +9,7 @@ import type {
 } from 'n8n-workflow';
 
 import { joinUrl, normaliseBaseUrl } from './baseUrl';
-import { apiErrorFromResponse, messageFromBody, networkError, redact } from './errors';
+import { apiErrorFromResponse, asNodeError, messageFromBody, networkError, redact } from './errors';
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, nextRetryDelay, parseRetryAfter } from './retry';
 import type { RetryPolicy } from './retry';
 import { abortableSleep } from './wait';
@@ -200,7 +200,8 @@ async function withRetries(
 			response = await perform();
 		} catch (error) {
 			const cause = failureCause(ctx, error);
-			if (!cause || cause.aborted) throw error;
+			// Cancelled (passed on unchanged) or not a failure of the request itself.
+			if (!cause || cause.aborted) throw asNodeError(ctx, error, spec.itemIndex);
 			const notSent = NOT_SENT_CODES.has(cause.code);
 			const mayRetry = spec.kind === 'read' || notSent;
 			const delay = mayRetry
