@@ -12,6 +12,7 @@ import { joinUrl, normaliseBaseUrl } from './baseUrl';
 import { apiErrorFromResponse, asNodeError, messageFromBody, networkError, redact } from './errors';
 import { DEFAULT_RETRY_POLICY, isRetryableStatus, nextRetryDelay, parseRetryAfter } from './retry';
 import type { RetryPolicy } from './retry';
+import { errorTexts, isTlsHandshakeFailure, tlsError } from './tls';
 import { abortableSleep } from './wait';
 
 /**
@@ -202,6 +203,8 @@ async function withRetries(
 			const cause = failureCause(ctx, error);
 			// Cancelled (passed on unchanged) or not a failure of the request itself.
 			if (!cause || cause.aborted) throw asNodeError(ctx, error, spec.itemIndex);
+			// Nothing was sent, and the same certificate fails the same way again: not retried.
+			if (isTlsHandshakeFailure(cause.code, errorTexts(error))) throw tlsError(node, { ...where, code: cause.code });
 			const notSent = NOT_SENT_CODES.has(cause.code);
 			const mayRetry = spec.kind === 'read' || notSent;
 			const delay = mayRetry
