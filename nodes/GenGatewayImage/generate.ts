@@ -39,14 +39,15 @@ export const generateProperties: INodeProperties[] = [
 		default: '1024x1024',
 		description: 'Width x height in pixels; which sizes a model supports depends on the model',
 		options: [
-			{ name: 'Model Default (Not Sent)', value: '' },
-			{ name: '256x256', value: '256x256' },
-			{ name: '512x512', value: '512x512' },
+			// In n8n's lint order: sorted by name as text.
 			{ name: '1024x1024', value: '1024x1024' },
 			{ name: '1024x1536 (Portrait)', value: '1024x1536' },
-			{ name: '1536x1024 (Landscape)', value: '1536x1024' },
 			{ name: '1024x1792 (Portrait)', value: '1024x1792' },
+			{ name: '1536x1024 (Landscape)', value: '1536x1024' },
 			{ name: '1792x1024 (Landscape)', value: '1792x1024' },
+			{ name: '256x256', value: '256x256' },
+			{ name: '512x512', value: '512x512' },
+			{ name: 'Model Default (Not Sent)', value: '' },
 		],
 		displayOptions: show,
 	},
@@ -64,7 +65,7 @@ export const generateProperties: INodeProperties[] = [
 			{
 				name: 'URL or Base64 as Returned',
 				value: 'returned',
-				description: 'The "url" or "b64_json" fields exactly as the service sent them (URLs may expire)',
+				description: "Each image's URL or b64_json field exactly as the service sent it (URLs may expire)",
 			},
 		],
 		displayOptions: show,
@@ -83,7 +84,7 @@ export const generateProperties: INodeProperties[] = [
 				type: 'string',
 				default: 'data',
 				description:
-					'Name of the binary property for the image. With all images on one item, an index is added: data_0, data_1, …',
+					'Name of the binary property for the image. With all images on one item, an index is added: data_0, data_1 and so on.',
 				displayOptions: { show: { '/returnAs': ['binary'] } },
 			},
 			{

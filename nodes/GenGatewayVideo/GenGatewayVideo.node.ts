@@ -43,6 +43,12 @@ export class GenGatewayVideo implements INodeType {
 				noDataExpression: true,
 				options: [
 					{
+						name: 'Download',
+						value: 'download',
+						action: 'Download a video task artifact',
+						description: 'Stream an artifact of a finished task (by default the video) into binary data',
+					},
+					{
 						name: 'Generate',
 						value: 'generate',
 						action: 'Generate a video',
@@ -56,22 +62,16 @@ export class GenGatewayVideo implements INodeType {
 						description: 'One status check of a task: QUEUED, IN_PROGRESS (with progress), SUCCESS or FAILURE',
 					},
 					{
-						name: 'Wait for Completion',
-						value: 'waitForCompletion',
-						action: 'Wait for a video task to complete',
-						description: 'Resume a task submitted earlier: poll until it ends, then download the video',
-					},
-					{
 						name: 'List Artifacts',
 						value: 'listArtifacts',
 						action: 'List the artifacts of a video task',
 						description: 'List the files a finished task produced',
 					},
 					{
-						name: 'Download',
-						value: 'download',
-						action: 'Download a video task artifact',
-						description: 'Stream an artifact of a finished task (by default the video) into binary data',
+						name: 'Wait for Completion',
+						value: 'waitForCompletion',
+						action: 'Wait for a video task to complete',
+						description: 'Resume a task submitted earlier: poll until it ends, then download the video',
 					},
 				],
 				default: 'generate',

@@ -8,7 +8,9 @@ export const taskIdProperty = (operations: string[]): INodeProperties => ({
 	required: true,
 	default: '',
 	placeholder: 'e.g. task_a1b2c3',
-	description: 'The task_id that Generate returned (for example {{ $json.task_id }})',
+	description: 'The task_id that Generate returned',
+	// In the hint, not the description: n8n's lint wants every "json" in a description spelled JSON.
+	hint: 'For example the expression {{ $json.task_id }} right after Generate',
 	displayOptions: { show: { operation: operations } },
 });
 
