@@ -47,7 +47,7 @@ describe('asNodeError', () => {
 		const wrapped = asNodeError(site(), bug, 3);
 		expect(wrapped).toBeInstanceOf(NodeOperationError);
 		expect(wrapped.message).toBe('Cannot read properties of undefined');
-		expect(wrapped.cause).toBe(bug);
+		expect((wrapped as Error & { cause?: unknown }).cause).toBe(bug);
 		expect((wrapped as NodeOperationError).context.itemIndex).toBe(3);
 		expect((wrapped as NodeOperationError).node).toBe(node);
 	});
