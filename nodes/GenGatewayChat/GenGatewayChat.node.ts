@@ -10,6 +10,7 @@ import type {
 import { asNodeError } from '../shared/errors';
 import { errorItem } from '../shared/items';
 import { searchModels } from '../shared/models';
+import { releaseSubmissions } from '../shared/submissionGuard';
 import { modelLocator } from '../shared/requestFields';
 import { createResponse, createResponseProperties } from './createResponse';
 import { messageModel, messageModelProperties } from './messageModel';
@@ -82,6 +83,7 @@ export class GenGatewayChat implements INodeType {
 				out.push(errorItem(error, itemIndex, partial === undefined ? {} : { [PARTIAL_CONTENT]: partial }));
 			}
 		}
+		releaseSubmissions(this, out);
 		return [out];
 	}
 }

@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { mergeExtraBody, readModel } from '../shared/requestFields';
+import { submitOnce } from '../shared/submissionGuard';
 import { gatewayJson } from '../shared/transport';
 import { ASSISTANT_ROLE, messageListProperty, messagesOf, USER_ROLE } from './messageList';
 import type { MessageEntry } from './messageList';
@@ -56,10 +57,16 @@ export async function createResponse(ctx: IExecuteFunctions, itemIndex: number):
 	if (wantsStream(ctx, options.streaming)) body.stream = true;
 	body = mergeExtraBody(body, extra);
 
-	const response =
-		body.stream === true
-			? await streamedRequest(ctx, { path: PATH, body, itemIndex, assembler: new ResponseAssembler() })
-			: await gatewayJson<IDataObject>(ctx, { method: 'POST', path: PATH, body, kind: 'submit', itemIndex });
+	// Paid: sent once per run of the node; a retry reuses the answer (shared/submissionGuard).
+	const { value: response } = await submitOnce(ctx, {
+		itemIndex,
+		request: body,
+		what: `POST ${PATH}`,
+		send: async () =>
+			body.stream === true
+				? await streamedRequest(ctx, { path: PATH, body, itemIndex, assembler: new ResponseAssembler() })
+				: await gatewayJson<IDataObject>(ctx, { method: 'POST', path: PATH, body, kind: 'submit', itemIndex }),
+	});
 
 	return replyJson(ctx, response, responseReply(response), {
 		simplify,

@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { mergeExtraBody, readModel } from '../shared/requestFields';
+import { submitOnce } from '../shared/submissionGuard';
 import { gatewayJson } from '../shared/transport';
 import { CompletionAssembler } from './completionStream';
 import { ASSISTANT_ROLE, messageListProperty, messagesOf, USER_ROLE } from './messageList';
@@ -61,10 +62,16 @@ export async function messageModel(ctx: IExecuteFunctions, itemIndex: number): P
 	}
 	body = mergeExtraBody(body, extra);
 
-	const response =
-		body.stream === true
-			? await streamedRequest(ctx, { path: PATH, body, itemIndex, assembler: new CompletionAssembler() })
-			: await gatewayJson<IDataObject>(ctx, { method: 'POST', path: PATH, body, kind: 'submit', itemIndex });
+	// Paid: sent once per run of the node; a retry reuses the answer (shared/submissionGuard).
+	const { value: response } = await submitOnce(ctx, {
+		itemIndex,
+		request: body,
+		what: `POST ${PATH}`,
+		send: async () =>
+			body.stream === true
+				? await streamedRequest(ctx, { path: PATH, body, itemIndex, assembler: new CompletionAssembler() })
+				: await gatewayJson<IDataObject>(ctx, { method: 'POST', path: PATH, body, kind: 'submit', itemIndex }),
+	});
 
 	return replyJson(ctx, response, completionReply(response), {
 		simplify,

@@ -10,6 +10,7 @@ import type {
 import { asNodeError } from '../shared/errors';
 import { errorItem } from '../shared/items';
 import { searchModels } from '../shared/models';
+import { releaseSubmissions } from '../shared/submissionGuard';
 import { modelLocator } from '../shared/requestFields';
 import { generate, generateProperties } from './generate';
 import { IMAGE_URLS } from './imageOutput';
@@ -63,6 +64,7 @@ export class GenGatewayImage implements INodeType {
 				out.push(errorItem(error, itemIndex, urls === undefined ? {} : { [IMAGE_URLS]: urls }));
 			}
 		}
+		releaseSubmissions(this, out);
 		return [out];
 	}
 }

@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { extraBodyField, mergeExtraBody, parseExtraBody, readModel } from '../shared/requestFields';
+import { submitOnce } from '../shared/submissionGuard';
 import { gatewayJson } from '../shared/transport';
 import { binaryItems, imageEntries, returnedItems } from './imageOutput';
 import type { OutputMode } from './imageOutput';
@@ -146,7 +147,13 @@ export async function generate(ctx: IExecuteFunctions, itemIndex: number): Promi
 		},
 		parseExtraBody(ctx, options.extraBody, itemIndex),
 	);
-	const response = await gatewayJson<IDataObject>(ctx, { method: 'POST', path: PATH, body, kind: 'submit', itemIndex });
+	// Paid: sent once per run of the node; a retry reuses the answer and only downloads again (shared/submissionGuard).
+	const { value: response } = await submitOnce(ctx, {
+		itemIndex,
+		request: body,
+		what: `POST ${PATH}`,
+		send: async () => await gatewayJson<IDataObject>(ctx, { method: 'POST', path: PATH, body, kind: 'submit', itemIndex }),
+	});
 	const entries = imageEntries(ctx, response, itemIndex);
 
 	const common: IDataObject = { model: body.model as string, prompt: body.prompt as string };

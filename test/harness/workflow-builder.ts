@@ -16,6 +16,8 @@ export interface HarnessNode {
 	waitBetweenTries?: number;
 	continueOnFail?: boolean;
 	onError?: 'continueErrorOutput' | 'continueRegularOutput' | 'stopWorkflow';
+	/** Also connect main output 0 back to this (earlier) node: a loop, as Loop Over Items builds one. */
+	loopBackTo?: string;
 }
 
 export const START_NODE_NAME = 'Start';
@@ -69,6 +71,11 @@ export function buildWorkflowGraph(
 	const connections: IConnections = {};
 	for (let i = 0; i + 1 < built.length; i++) {
 		connections[built[i].name] = { main: [[{ node: built[i + 1].name, type: 'main', index: 0 }]] };
+	}
+	for (const node of nodes) {
+		if (!node.loopBackTo) continue;
+		const outputs = (connections[node.name] ??= { main: [[]] }).main;
+		outputs[0] = [...(outputs[0] ?? []), { node: node.loopBackTo, type: 'main', index: 0 }];
 	}
 	return { nodes: built, connections };
 }

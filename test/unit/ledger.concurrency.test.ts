@@ -1,8 +1,8 @@
 import { createGate } from '../../nodes/shared/concurrency';
-import { ENTRY_TTL_MS, forgetScope, ledgerKey, ledgerSize, recall, remember } from '../../nodes/GenGatewayVideo/submissionLedger';
+import { ENTRY_TTL_MS, forgetScope, guardKey as ledgerKey, guardSize as ledgerSize, recall, remember } from '../../nodes/shared/submissionGuard';
 
 describe('submission ledger', () => {
-	const scope = { executionId: 'e1', nodeName: 'Video' };
+	const scope = { executionId: 'e1', nodeName: 'Video', runIndex: 0 };
 
 	it('keys by execution, node, item and request', () => {
 		const key = ledgerKey(scope, 0, { prompt: 'a' });
@@ -11,14 +11,16 @@ describe('submission ledger', () => {
 		expect(ledgerKey(scope, 0, { prompt: 'b' })).not.toBe(key);
 		expect(ledgerKey({ ...scope, executionId: 'e2' }, 0, { prompt: 'a' })).not.toBe(key);
 		expect(ledgerKey({ ...scope, nodeName: 'Other' }, 0, { prompt: 'a' })).not.toBe(key);
+		// A new run of the node (a loop's next batch) is not a retry of the earlier one.
+		expect(ledgerKey({ ...scope, runIndex: 1 }, 0, { prompt: 'a' })).not.toBe(key);
 	});
 
 	it('remembers, forgets a finished node, and expires old entries', () => {
 		const before = ledgerSize();
 		const key = ledgerKey(scope, 0, { prompt: 'a' });
-		remember(key, { state: 'accepted', taskId: 't1', at: Date.now() });
-		remember(ledgerKey({ ...scope, executionId: 'other' }, 0, {}), { state: 'unknown', reason: 'r', at: 0 });
-		expect(recall(key)).toMatchObject({ taskId: 't1' });
+		remember(key, { state: 'accepted', value: 't1', at: Date.now() });
+		remember(ledgerKey({ ...scope, executionId: 'other' }, 0, {}), { state: 'unknown', error: new Error('r'), at: 0 });
+		expect(recall(key)).toMatchObject({ value: 't1' });
 		forgetScope(scope);
 		expect(recall(key)).toBeUndefined();
 		// The entry of the other execution was stamped at 0: it has expired by now.

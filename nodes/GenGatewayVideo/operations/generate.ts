@@ -2,14 +2,13 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { Gate } from '../../shared/concurrency';
-import { isOutcomeUnknownError } from '../../shared/errors';
+import { guardScope, releaseSubmissions, submitOnce } from '../../shared/submissionGuard';
+import type { GuardScope } from '../../shared/submissionGuard';
 import { completeTask } from '../completion';
 import { modelFieldProperties, modelProperty } from '../fields';
 import { readVideoParameters } from '../parameters';
 import { buildVideoRequest, InvalidVideoRequest } from '../request';
 import type { VideoRequestBody } from '../request';
-import { forget, forgetScope, ledgerKey, recall, remember } from '../submissionLedger';
-import type { LedgerScope } from '../submissionLedger';
 import { submitTask } from '../task';
 import { downloadProperties, readWaitSettings, waitOptionsProperty } from '../waitOptions';
 import { forEachItem } from './perItem';
@@ -63,38 +62,23 @@ function prepare(ctx: IExecuteFunctions, itemIndex: number): Prepared {
 	}
 }
 
-/** Submits once per item and execution; a retry of the node resumes the accepted task instead of paying again. */
-async function submitOnce(
+/** The paid call, through the shared guard: a retry of the node resumes the accepted task instead of paying again. */
+async function submitGuarded(
 	ctx: IExecuteFunctions,
-	scope: LedgerScope,
+	scope: GuardScope,
 	body: VideoRequestBody,
 	itemIndex: number,
 	gate: Gate,
-): Promise<{ taskId: string; resumed: boolean }> {
-	const key = ledgerKey(scope, itemIndex, body);
-	const earlier = recall(key);
-	if (earlier?.state === 'accepted') return { taskId: earlier.taskId, resumed: true };
-	if (earlier) {
-		throw new NodeOperationError(
-			ctx.getNode(),
-			'Not resubmitted: an earlier try of this item in this execution had an unknown outcome, so the service may already have the task',
-			{
-				itemIndex,
-				description:
-					'Check with the service whether a task was created for this prompt before you submit again; resubmitting blindly can pay for the same video twice.',
-			},
-		);
-	}
-	remember(key, { state: 'sending', at: Date.now() });
-	try {
-		const taskId = await submitTask(ctx, body, itemIndex, gate);
-		remember(key, { state: 'accepted', taskId, at: Date.now() });
-		return { taskId, resumed: false };
-	} catch (error) {
-		if (isOutcomeUnknownError(error)) remember(key, { state: 'unknown', reason: (error as Error).message, at: Date.now() });
-		else forget(key);
-		throw error;
-	}
+): Promise<{ taskId: string; resumed: boolean; acceptedAt: number }> {
+	const { value, resumed, acceptedAt } = await submitOnce(ctx, {
+		scope,
+		itemIndex,
+		request: body,
+		what: 'POST /v1/tasks/vendor',
+		noun: 'video',
+		send: async () => await submitTask(ctx, body, itemIndex, gate),
+	});
+	return { taskId: value, resumed, acceptedAt };
 }
 
 /** Adds which model and task an error concerns, for the error item under Continue On Fail. */
@@ -114,15 +98,15 @@ export async function executeGenerate(this: IExecuteFunctions): Promise<INodeExe
 	if (firstInvalid && !this.continueOnFail()) throw firstInvalid.error;
 
 	const settings = readWaitSettings(this);
-	const scope: LedgerScope = { executionId: this.getExecutionId() ?? 'manual', nodeName: this.getNode().name };
+	const scope = guardScope(this);
 
 	const out = await forEachItem(this, settings.maxConcurrency, async (itemIndex, gate) => {
 		const entry = prepared[itemIndex];
 		if ('error' in entry) throw entry.error;
 		const details: IDataObject = { model: entry.body.model };
 		try {
-			const submittedAt = new Date().toISOString();
-			const { taskId, resumed } = await submitOnce(this, scope, entry.body, itemIndex, gate);
+			const { taskId, resumed, acceptedAt } = await submitGuarded(this, scope, entry.body, itemIndex, gate);
+			const submittedAt = new Date(acceptedAt).toISOString();
 			Object.assign(details, { task_id: taskId, submitted_at: submittedAt, resumed, request: entry.body });
 			if (!(this.getNodeParameter('waitForCompletion', itemIndex, true) as boolean)) {
 				return { json: { ...details, status: 'SUBMITTED' }, pairedItem: { item: itemIndex } };
@@ -139,8 +123,6 @@ export async function executeGenerate(this: IExecuteFunctions): Promise<INodeExe
 			throw withTaskContext(error, details);
 		}
 	});
-	// n8n's Retry On Fail also re-runs a node whose output holds error items (Continue On Fail): keep the memory then,
-	// so the retry resumes accepted tasks; it expires on its own. A clean finish needs no memory.
-	if (!out.some((item) => item.json.error !== undefined)) forgetScope(scope);
+	releaseSubmissions(this, out, scope);
 	return out;
 }
