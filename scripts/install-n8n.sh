@@ -3,8 +3,8 @@
 # Contract: prints ONE line on stdout, the folder that holds node_modules/.bin/n8n. Progress goes to stderr.
 # If that folder also holds node-bin/node, n8n must run with node-bin first on PATH (n8n 2.x needs Node 24).
 #
-#   N8N_MAJOR=1 (default)  n8n 1.123.81 on the machine's Node 20, from scripts/n8n-host/ (package.json + lockfile)
-#   N8N_MAJOR=2            n8n 2.41.1 on a Node 24 from the npm registry, from scripts/n8n-host-2/
+#   N8N_MAJOR=2 (default)  n8n 2.41.1 on a Node 24 from the npm registry, from scripts/n8n-host-2/
+#   N8N_MAJOR=1            n8n 1.123.81 on the machine's Node 20, from scripts/n8n-host/ (package.json + lockfile)
 #   N8N_VERSION=x.y.z      (1.x only) another version, resolved without our lockfile
 #   GEN_GATEWAY_N8N_CACHE  cache root (default ~/.cache/gen-gateway-n8n)
 #
@@ -12,8 +12,12 @@
 # builds on Node 20; 2.x needs Node 24 headers from the npm-installed Node). Native install scripts are approved
 # by name in each host package.json's allowScripts, so npm 11's script policy can never skip them silently.
 set -euo pipefail
+# Immune to the caller's npm environment: `npm start`/`npm test` export the project's .npmrc to children as
+# npm_config_* variables (ignore-scripts=true among them), which would stop n8n's native modules (sqlite3) from being
+# built. This script installs n8n as a user would, with npm's defaults and the host package.json's own settings.
+while IFS= read -r name; do unset "$name"; done < <(env | sed -n 's/^\([Nn][Pp][Mm]_[A-Za-z0-9_]*\)=.*/\1/p')
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-major="${N8N_MAJOR:-1}"
+major="${N8N_MAJOR:-2}"
 cache="${GEN_GATEWAY_N8N_CACHE:-$HOME/.cache/gen-gateway-n8n}"
 case "$major" in
 	1) host="$here/n8n-host" ;;

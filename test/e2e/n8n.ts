@@ -1,5 +1,5 @@
-// The end-to-end toolkit: a real n8n (scripts/install-n8n.sh), homes with our built package linked in as a
-// community package, headless imports and runs, the server with an owner session, and secret scans.
+// The end-to-end toolkit: a real n8n (scripts/install-n8n.sh), homes with our built package installed as n8n
+// installs a community package, headless imports and runs, the server with an owner session, and secret scans.
 export { ensureN8n, type N8nInstall } from './support/install';
 export { ensureBuilt, distProblem } from './support/build';
 export {
@@ -17,3 +17,12 @@ export { findSecret, secretForms, type SecretHit } from './support/secrets';
 export { linearWorkflow, nodeItems, nodeJson, runError, TRIGGER_NAME, type NodeSpec } from './support/workflow';
 export { e2eMajor, nodeType, NODE_TYPE_PREFIX, PACKAGE_NAME, REPO_ROOT } from './support/paths';
 export { freePort } from './support/process';
+export {
+	cleanNpmEnv,
+	installedPackageDir,
+	installPackage,
+	nodesFolder,
+	packedTarball,
+	type InstallRoute,
+} from './support/packageInstall';
+export { ModuleProbe, type LoadedModule } from './support/moduleProbe';

@@ -4,7 +4,8 @@ import * as path from 'path';
 
 import { ensureBuilt } from './build';
 import { ensureN8n, type N8nInstall } from './install';
-import { PACKAGE_NAME, REPO_ROOT, TEMP_ROOT } from './paths';
+import { installPackage, type InstallRoute } from './packageInstall';
+import { TEMP_ROOT } from './paths';
 import { freePort, runProcess, type ProcessResult } from './process';
 import { findSecret, type SecretHit } from './secrets';
 import { startServer, type N8nServer, type ServerOptions } from './server';
@@ -22,8 +23,13 @@ export interface N8nHomeOptions {
 	build?: boolean;
 	/** Also print every n8n output chunk to this process's stderr (for `npm start`). */
 	echo?: boolean;
-	/** Link our package in (default true); false gives a plain n8n, for checking the toolkit itself. */
+	/** Install our package (default true); false gives a plain n8n, for checking the toolkit itself. */
 	withPackage?: boolean;
+	/**
+	 * How the package is installed (default 'n8n': as n8n's own community-package installer does; see
+	 * packageInstall.ts). Never a link to the checkout, except as a test's negative control.
+	 */
+	installRoute?: InstallRoute;
 	/**
 	 * Expression engine of the short-lived CLI processes (import, execute). Default `legacy`, or
 	 * GEN_GATEWAY_E2E_EXPRESSION_ENGINE: with n8n's default `vm` engine, `n8n execute` sometimes dies with SIGSEGV at
@@ -61,8 +67,8 @@ interface HomeSettings {
 }
 
 /**
- * One N8N_USER_FOLDER with our built package linked in as a community package
- * (`.n8n/nodes/node_modules/n8n-nodes-gen-gateway` → the repository), sqlite, and binary data on disk.
+ * One N8N_USER_FOLDER with our built package installed as n8n installs a community package
+ * (`.n8n/nodes/node_modules/n8n-nodes-gen-gateway`, from the packed tarball), sqlite, and binary data on disk.
  * Every n8n process it runs appends its output to logs().
  */
 export class N8nHome {
@@ -82,7 +88,7 @@ export class N8nHome {
 		const dir = options.dir ?? fs.mkdtempSync(path.join(TEMP_ROOT, 'gen-gateway-n8n-'));
 		fs.mkdirSync(dir, { recursive: true });
 		const settings = loadSettings(dir);
-		if (withPackage) linkPackage(dir);
+		if (withPackage) installPackage(dir, options.installRoute ?? 'n8n', install.path);
 		return new N8nHome(path.resolve(dir), install, settings, options);
 	}
 
@@ -242,7 +248,7 @@ export class N8nHome {
 	}
 }
 
-/** A fresh temporary home (or the folder options.dir), with our package linked in. */
+/** A fresh temporary home (or the folder options.dir), with our package installed. */
 export async function createN8nHome(options: N8nHomeOptions = {}): Promise<N8nHome> {
 	return await N8nHome.create(options);
 }
@@ -294,18 +300,4 @@ function loadSettings(dir: string): HomeSettings {
 	const settings: HomeSettings = { encryptionKey: randomBytes(24).toString('hex') };
 	fs.writeFileSync(file, JSON.stringify(settings, null, 2), { mode: 0o600 });
 	return settings;
-}
-
-/** Links the repository as `.n8n/nodes/node_modules/<package>`, as a real community-package install would place it. */
-function linkPackage(dir: string): void {
-	const modules = path.join(dir, '.n8n', 'nodes', 'node_modules');
-	fs.mkdirSync(modules, { recursive: true });
-	const link = path.join(modules, PACKAGE_NAME);
-	try {
-		if (fs.readlinkSync(link) === REPO_ROOT) return;
-		fs.rmSync(link, { force: true });
-	} catch {
-		// no link yet
-	}
-	fs.symlinkSync(REPO_ROOT, link, 'dir');
 }

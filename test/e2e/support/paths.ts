@@ -14,10 +14,13 @@ export function nodeType(name: string): string {
 	return `${NODE_TYPE_PREFIX}${name}`;
 }
 
-/** Which n8n the e2e suite runs against: 1 (default, 1.123.81 on Node 20) or 2 (2.41.1 on Node 24). */
+/**
+ * Which n8n the e2e suite runs against: 2 (default: 2.41.1 on Node 24, the line most users run) or, with
+ * GEN_GATEWAY_E2E_N8N=1, 1 (1.123.81 on Node 20).
+ */
 export function e2eMajor(): 1 | 2 {
-	return process.env.GEN_GATEWAY_E2E_N8N === '2' ? 2 : 1;
+	return process.env.GEN_GATEWAY_E2E_N8N === '1' ? 1 : 2;
 }
 
-/** Where temporary n8n homes go (outside the repo, so no tool crawls the package symlink inside them). */
+/** Where temporary n8n homes go: outside the repo, so nothing of the checkout (its node_modules) is reachable from them. */
 export const TEMP_ROOT = process.env.GEN_GATEWAY_E2E_TMP ?? '/tmp';
