@@ -21,8 +21,57 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 	maxTotalMs: 120_000,
 };
 
-/** 429 (rate), 502/503 (upstream or overload, section 7), 504 (a gateway timing out says the same). */
-export const RETRYABLE_STATUSES: readonly number[] = [429, 502, 503, 504];
+/**
+ * THE rule for answers, written once (README "Never paying twice by accident" and docs/reliability.md say the same).
+ *
+ * A paid POST (video submit, chat completion, response, image generation; kind 'submit'):
+ * - 2xx with a readable body: accepted.
+ * - 429, 502, 503: the service said no and created nothing (section 7): retried with backoff (a Retry-After is
+ *   honoured); once the retries are spent, a refusal.
+ * - any other 4xx (400, 401, 403, 404, 409, 422, ...): a refusal, nothing created, not retried.
+ * - 500, 504 and any other 5xx (or a status outside 2xx/4xx/5xx): the outcome is unknown (the service, or a gateway
+ *   in front of it, failed after the request arrived and may have created the work): never resent.
+ * - a 2xx whose body cannot be read, or a connection that fails after the request went out (reset, timeout): unknown,
+ *   never resent.
+ * - a connection that was never made (refused, no DNS, unreachable; NOT_SENT_CODES): nothing was sent, retried. A
+ *   failed TLS handshake also proves nothing was sent, but fails the same way again: not retried.
+ * A read (status, artifacts, downloads, the model list): 429/502/503/504 and network failures are retried; any other
+ * non-2xx answer is an error.
+ */
+export type RequestKind = 'read' | 'submit';
+
+export type AnswerVerdict = 'accepted' | 'retry' | 'refused' | 'unknown';
+
+/** Statuses retried with backoff: for a paid POST, the service's "no, try later" (nothing was created). */
+export const SUBMIT_RETRY_STATUSES: readonly number[] = [429, 502, 503];
+/** A read is safe to repeat: a gateway timing out (504) is retried too. */
+export const READ_RETRY_STATUSES: readonly number[] = [...SUBMIT_RETRY_STATUSES, 504];
+
+export function answerVerdict(kind: RequestKind, status: number): AnswerVerdict {
+	if (status >= 200 && status < 300) return 'accepted';
+	if ((kind === 'submit' ? SUBMIT_RETRY_STATUSES : READ_RETRY_STATUSES).includes(status)) return 'retry';
+	if (kind === 'read' || (status >= 400 && status < 500)) return 'refused';
+	return 'unknown';
+}
+
+/** Network failures that prove the request never left: nothing can have been accepted, so it may be sent again. */
+export const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+	'ECONNREFUSED',
+	'ENOTFOUND',
+	'EAI_AGAIN',
+	'EHOSTUNREACH',
+	'ENETUNREACH',
+	'ERR_INVALID_URL',
+]);
+
+/** A failed connection: retried when nothing was sent or for a read; for a paid POST otherwise unknown. */
+export function failureVerdict(kind: RequestKind, code: string): 'retry' | 'unknown' {
+	if (NOT_SENT_CODES.has(code) || kind === 'read') return 'retry';
+	return 'unknown';
+}
+
+/** Kept for callers that only ask whether a read may be repeated. */
+export const RETRYABLE_STATUSES: readonly number[] = READ_RETRY_STATUSES;
 
 export function isRetryableStatus(status: number): boolean {
 	return RETRYABLE_STATUSES.includes(status);

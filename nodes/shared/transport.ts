@@ -10,7 +10,7 @@ import type {
 
 import { joinUrl, normaliseBaseUrl } from './baseUrl';
 import { apiErrorFromResponse, asNodeError, messageFromBody, networkError, redact } from './errors';
-import { DEFAULT_RETRY_POLICY, isRetryableStatus, nextRetryDelay, parseRetryAfter } from './retry';
+import { answerVerdict, DEFAULT_RETRY_POLICY, failureVerdict, nextRetryDelay, parseRetryAfter } from './retry';
 import type { RetryPolicy } from './retry';
 import { errorTexts, isTlsHandshakeFailure, tlsError } from './tls';
 import { abortableSleep } from './wait';
@@ -37,8 +37,8 @@ export interface GatewayRequest {
 	/**
 	 * 'read': safe to repeat, retried after 429/502/503/504 and after network failures.
 	 * 'submit': may cost money, retried only after an explicit 429/502/503 answer (the service said no) or when the
-	 * connection was never made; any failure after the request went out (a 504 from a gateway included) is an unknown
-	 * outcome and ends here.
+	 * connection was never made; a 500/504/other 5xx or any failure after the request went out is an unknown outcome
+	 * and ends here. The whole rule: answerVerdict / failureVerdict in retry.ts.
 	 */
 	kind: 'read' | 'submit';
 	itemIndex?: number;
@@ -63,16 +63,6 @@ export interface StreamResponse {
 	 */
 	close(): void;
 }
-
-/** Network failures that prove the request never left: nothing can have been accepted. */
-const NOT_SENT_CODES = new Set([
-	'ECONNREFUSED',
-	'ENOTFOUND',
-	'EAI_AGAIN',
-	'EHOSTUNREACH',
-	'ENETUNREACH',
-	'ERR_INVALID_URL',
-]);
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 
@@ -205,8 +195,9 @@ async function withRetries(
 			if (!cause || cause.aborted) throw asNodeError(ctx, error, spec.itemIndex);
 			// Nothing was sent, and the same certificate fails the same way again: not retried.
 			if (isTlsHandshakeFailure(cause.code, errorTexts(error))) throw tlsError(node, { ...where, code: cause.code });
-			const notSent = NOT_SENT_CODES.has(cause.code);
-			const mayRetry = spec.kind === 'read' || notSent;
+			// Which failures are retried and which are unknown outcomes: the one rule in retry.ts.
+			const verdict = failureVerdict(spec.kind, cause.code);
+			const mayRetry = verdict === 'retry';
 			const delay = mayRetry
 				? nextRetryDelay({ attempt, elapsedMs: Date.now() - started, policy: spec.policy })
 				: undefined;
@@ -218,26 +209,32 @@ async function withRetries(
 			throw networkError(node, {
 				...where,
 				code: cause.code,
-				outcomeUnknown: spec.kind === 'submit' && !notSent,
+				outcomeUnknown: verdict === 'unknown',
 				note: mayRetry ? `Tried ${attempt} time(s).` : undefined,
 			});
 		}
 
 		const status = response.statusCode;
-		if (status >= 200 && status < 300) return response;
+		// Accepted, retried, refused or unknown: the one rule in retry.ts (answerVerdict).
+		const verdict = answerVerdict(spec.kind, status);
+		if (verdict === 'accepted') return response;
 
 		const body = spec.stream ? await readSmall(response.body as Readable) : response.body;
-		if (status === 504 && spec.kind === 'submit') {
-			// A gateway that timed out waiting for the service does not know whether the service took the request:
-			// for a paid submission that is an unknown outcome (section 4.2, rule 4), not a refusal to retry.
+		if (verdict === 'unknown') {
+			// A paid POST answered 500/504/other 5xx: the service (or a gateway in front of it) failed after the
+			// request arrived and may have created the work (section 4.2, rule 4): never resent.
+			const said = redact(messageFromBody(body).message, await credentialSecrets(ctx));
 			throw networkError(node, {
 				...where,
-				code: 'HTTP_504',
+				code: `HTTP_${status}`,
 				outcomeUnknown: true,
-				reason: 'a gateway answered 504 (it timed out waiting for the service, which may have received the request)',
+				reason:
+					status === 504
+						? 'a gateway answered 504 (it timed out waiting for the service, which may have received the request)'
+						: `the service answered ${status} (${said}), which does not say whether it created the work`,
 			});
 		}
-		if (isRetryableStatus(status)) {
+		if (verdict === 'retry') {
 			const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'));
 			const delay = nextRetryDelay({ attempt, elapsedMs: Date.now() - started, retryAfterMs, policy: spec.policy });
 			if (delay !== undefined) {

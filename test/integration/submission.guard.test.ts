@@ -83,6 +83,42 @@ describe('Chat and Image: Retry On Fail after an unknown outcome sends the paid 
 	});
 });
 
+describe('A paid POST answered 500 is an unknown outcome, never resent (nodes/shared/retry.ts)', () => {
+	const cases: Array<[string, string, IDataObject, string]> = [
+		['video submission', 'genGatewayVideo', generateParams('a fox'), '/v1/tasks/vendor'],
+		['chat completion', 'genGatewayChat', chatParams('hello'), '/v1/chat/completions'],
+		['image generation', 'genGatewayImage', imageParams('a lighthouse'), '/v1/images/generations'],
+	];
+	it.each(cases)('%s: 500 once, Retry On Fail 3 tries, 1 POST', async (_, type, parameters, path) => {
+		// The service created the work, then failed while answering.
+		const server = await startScriptedServer((_req, res) => sendJson(res, 500, { error: { message: 'internal error' } }));
+		try {
+			const result = await runOne(server, type, parameters, RETRY);
+			expect(result.tries('Node')).toBe(3);
+			expect(result.nodeError('Node')!.message).toMatch(/unknown.*answered 500 \(internal error\)/);
+			expect(postsTo(server, path)).toHaveLength(1);
+		} finally {
+			await server.close();
+		}
+	});
+
+	it('502 is retried inside the node (nothing was created), then the task is accepted once', async () => {
+		const server = await startScriptedServer((req, res, index) => {
+			if (req.method === 'POST' && index === 0) return sendJson(res, 502, { error: { message: 'bad gateway' } });
+			if (req.method === 'POST') return sendJson(res, 200, { task_id: 'task_1' });
+			sendJson(res, 404, { error: { message: 'no' } });
+		});
+		try {
+			const result = await runOne(server, 'genGatewayVideo', generateParams('a fox', { waitForCompletion: false }));
+			expect(result.error).toBeUndefined();
+			expect(result.output()[0].json.task_id).toBe('task_1');
+			expect(postsTo(server, '/v1/tasks/vendor')).toHaveLength(2);
+		} finally {
+			await server.close();
+		}
+	});
+});
+
 describe('Retry On Fail reuses what was accepted', () => {
 	it('chat: item 0 answered, item 1 refused once; the retry sends only item 1 again', async () => {
 		const server = await startScriptedServer((req, res, index) => {
