@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { mergeExtraBody, readModel } from '../shared/requestFields';
 import { submitOnce } from '../shared/submissionGuard';
+import { TIMEOUT_ADVICE, timeoutMsOf } from '../shared/timeoutOption';
 import { gatewayJson } from '../shared/transport';
 import { ASSISTANT_ROLE, messageListProperty, messagesOf, USER_ROLE } from './messageList';
 import type { MessageEntry } from './messageList';
@@ -47,6 +48,7 @@ export async function createResponse(ctx: IExecuteFunctions, itemIndex: number):
 	const entries = ctx.getNodeParameter('input.values', itemIndex, []) as MessageEntry[];
 	const simplify = ctx.getNodeParameter('simplify', itemIndex, true) as boolean;
 	const { options, extra } = readOptions(ctx, itemIndex);
+	const timeoutMs = timeoutMsOf(options.timeout);
 
 	let body: IDataObject = {
 		model,
@@ -64,8 +66,16 @@ export async function createResponse(ctx: IExecuteFunctions, itemIndex: number):
 		what: `POST ${PATH}`,
 		send: async () =>
 			body.stream === true
-				? await streamedRequest(ctx, { path: PATH, body, itemIndex, assembler: new ResponseAssembler() })
-				: await gatewayJson<IDataObject>(ctx, { method: 'POST', path: PATH, body, kind: 'submit', itemIndex }),
+				? await streamedRequest(ctx, { path: PATH, body, itemIndex, assembler: new ResponseAssembler(), timeoutMs })
+				: await gatewayJson<IDataObject>(ctx, {
+						method: 'POST',
+						path: PATH,
+						body,
+						kind: 'submit',
+						itemIndex,
+						timeoutMs,
+						timeoutAdvice: TIMEOUT_ADVICE,
+					}),
 	});
 
 	return replyJson(ctx, response, responseReply(response), {

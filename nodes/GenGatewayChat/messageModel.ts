@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { mergeExtraBody, readModel } from '../shared/requestFields';
 import { submitOnce } from '../shared/submissionGuard';
+import { TIMEOUT_ADVICE, timeoutMsOf } from '../shared/timeoutOption';
 import { gatewayJson } from '../shared/transport';
 import { CompletionAssembler } from './completionStream';
 import { ASSISTANT_ROLE, messageListProperty, messagesOf, USER_ROLE } from './messageList';
@@ -49,6 +50,7 @@ export async function messageModel(ctx: IExecuteFunctions, itemIndex: number): P
 	const entries = ctx.getNodeParameter('messages.values', itemIndex, []) as MessageEntry[];
 	const simplify = ctx.getNodeParameter('simplify', itemIndex, true) as boolean;
 	const { options, extra } = readOptions(ctx, itemIndex);
+	const timeoutMs = timeoutMsOf(options.timeout);
 
 	let body: IDataObject = {
 		model,
@@ -69,8 +71,16 @@ export async function messageModel(ctx: IExecuteFunctions, itemIndex: number): P
 		what: `POST ${PATH}`,
 		send: async () =>
 			body.stream === true
-				? await streamedRequest(ctx, { path: PATH, body, itemIndex, assembler: new CompletionAssembler() })
-				: await gatewayJson<IDataObject>(ctx, { method: 'POST', path: PATH, body, kind: 'submit', itemIndex }),
+				? await streamedRequest(ctx, { path: PATH, body, itemIndex, assembler: new CompletionAssembler(), timeoutMs })
+				: await gatewayJson<IDataObject>(ctx, {
+						method: 'POST',
+						path: PATH,
+						body,
+						kind: 'submit',
+						itemIndex,
+						timeoutMs,
+						timeoutAdvice: TIMEOUT_ADVICE,
+					}),
 	});
 
 	return replyJson(ctx, response, completionReply(response), {

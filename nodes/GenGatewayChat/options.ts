@@ -2,6 +2,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { extraBodyField, parseExtraBody } from '../shared/requestFields';
+import { timeoutOption } from '../shared/timeoutOption';
 import { canStreamToChat } from './streaming';
 
 /** The "Options" both operations share, and how each becomes request-body fields for one endpoint. */
@@ -18,6 +19,7 @@ export interface ChatOptions {
 	stop?: string;
 	streaming?: StreamingMode;
 	temperature?: number;
+	timeout?: number;
 	topP?: number;
 }
 
@@ -90,6 +92,7 @@ export const optionsProperty: INodeProperties = {
 			default: 1,
 			description: 'Randomness of the answer: lower is more focused, higher is more varied',
 		},
+		timeoutOption,
 		{
 			displayName: 'Top P',
 			name: 'topP',

@@ -2,7 +2,10 @@ import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { asNodeError, OUTCOME_UNKNOWN, redact } from '../shared/errors';
+import { idleWatch } from '../shared/idleWatch';
+import type { IdleWatch } from '../shared/idleWatch';
 import { consumeSse } from '../shared/sse';
+import { TIMEOUT_ADVICE } from '../shared/timeoutOption';
 import { CREDENTIAL_TYPE, gatewayStream } from '../shared/transport';
 import type { Readable } from '../shared/transport';
 import { StreamEventError } from './streamAssembler';
@@ -42,6 +45,8 @@ interface StreamRequest {
 	body: IDataObject;
 	itemIndex: number;
 	assembler: StreamAssembler;
+	/** The node's Timeout: for the answer to begin, then for each next piece. */
+	timeoutMs: number;
 }
 
 async function secretsOf(ctx: IExecuteFunctions): Promise<string[]> {
@@ -69,10 +74,10 @@ export function brokenStreamError(
 	request: { path: string; itemIndex: number },
 	partial: string,
 	reason: string,
+	advice = 'Check the network and any proxy that may cut long-lived connections before running it again.',
 ): NodeApiError {
 	const message = `The stream of POST ${request.path} broke before it was complete (${reason}): the output is incomplete, ${partial.length} characters arrived. The upstream generation may not have been cancelled (it may still run and be charged), so the request was not resent.`;
-	const description =
-		'A broken stream does not prove that the service stopped working on the request. The text received so far is kept in the error item ("partialContent") when the node continues on fail. Check the network and any proxy that may cut long-lived connections before running it again.';
+	const description = `A broken stream does not prove that the service stopped working on the request. The text received so far is kept in the error item ("partialContent") when the node continues on fail. ${advice}`;
 	const error = new NodeApiError(
 		ctx.getNode(),
 		{ message, code: 'STREAM_BROKEN' },
@@ -108,7 +113,25 @@ function reasonOf(error: unknown): string {
 	return 'the connection failed';
 }
 
-async function readAll(stream: Readable, limit = 16 * 1024 * 1024): Promise<string> {
+/** The stream's chunks, each one telling the idle watch that the service is still there. */
+async function* watched(stream: Readable, watch: IdleWatch): AsyncGenerator<Buffer | string> {
+	for await (const chunk of stream) {
+		watch.touch();
+		yield chunk as Buffer | string;
+	}
+}
+
+function silentStreamError(ctx: IExecuteFunctions, request: StreamRequest, partial: string): NodeApiError {
+	return brokenStreamError(
+		ctx,
+		request,
+		partial,
+		`nothing arrived for ${request.timeoutMs / 1000} s: the node's Timeout ran out`,
+		TIMEOUT_ADVICE,
+	);
+}
+
+async function readAll(stream: AsyncIterable<Buffer | string>, limit = 16 * 1024 * 1024): Promise<string> {
 	const chunks: Buffer[] = [];
 	let size = 0;
 	for await (const chunk of stream) {
@@ -121,13 +144,21 @@ async function readAll(stream: Readable, limit = 16 * 1024 * 1024): Promise<stri
 }
 
 /** A service that ignores `stream: true` answers with plain JSON; take it as the whole answer. */
-async function plainAnswer(ctx: IExecuteFunctions, request: StreamRequest, stream: Readable): Promise<IDataObject> {
+async function plainAnswer(
+	ctx: IExecuteFunctions,
+	request: StreamRequest,
+	stream: Readable,
+	watch: IdleWatch,
+): Promise<IDataObject> {
 	let text: string;
 	try {
-		text = await readAll(stream);
+		text = await readAll(watched(stream, watch));
 	} catch (error) {
+		if (watch.fired) throw silentStreamError(ctx, request, '');
 		throw brokenStreamError(ctx, request, '', reasonOf(error));
 	}
+	// Hung up by the idle watch: what arrived is cut short.
+	if (watch.fired) throw silentStreamError(ctx, request, '');
 	try {
 		const parsed = JSON.parse(text) as unknown;
 		if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as IDataObject;
@@ -146,9 +177,20 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 		body: request.body,
 		kind: 'submit',
 		itemIndex,
+		timeoutMs: request.timeoutMs,
+		timeoutAdvice: TIMEOUT_ADVICE,
 	});
+	// axios's timeout ends once the answer has begun; from here a silence longer than the Timeout hangs up.
+	const watch = idleWatch(request.timeoutMs, () => response.close());
 	const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
-	if (contentType.includes('application/json')) return await plainAnswer(ctx, request, response.body);
+	if (contentType.includes('application/json')) {
+		try {
+			return await plainAnswer(ctx, request, response.body, watch);
+		} finally {
+			watch.stop();
+			response.close();
+		}
+	}
 
 	const forward = canStreamToChat(ctx);
 	let began = false;
@@ -157,7 +199,7 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 			await ctx.sendChunk('begin', itemIndex);
 			began = true;
 		}
-		const { done } = await consumeSse(response.body, async (event) => {
+		const { done } = await consumeSse(watched(response.body, watch), async (event) => {
 			const parsed = parseEventData(event.data);
 			if (!parsed) throw new UnreadableEventError('an event whose data is not JSON');
 			const payload = parsed.value;
@@ -171,6 +213,10 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 			throw brokenStreamError(ctx, request, assembler.text(), 'the connection closed before data: [DONE]');
 		}
 	} catch (error) {
+		// Hung up by the idle watch (the read then ends or fails in whatever way the hang-up caused).
+		if (watch.fired && !ctx.getExecutionCancelSignal()?.aborted) {
+			throw silentStreamError(ctx, request, assembler.text());
+		}
 		if (error instanceof NodeApiError) throw asNodeError(ctx, error, itemIndex);
 		if (error instanceof StreamEventError) {
 			throw await serviceStreamError(ctx, request, assembler.text(), error.message);
@@ -179,6 +225,7 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 		if (ctx.getExecutionCancelSignal()?.aborted) throw asNodeError(ctx, error, itemIndex);
 		throw brokenStreamError(ctx, request, assembler.text(), reasonOf(error));
 	} finally {
+		watch.stop();
 		response.close();
 		if (began) await ctx.sendChunk('end', itemIndex);
 	}

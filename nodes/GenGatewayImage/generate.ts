@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 
 import { extraBodyField, mergeExtraBody, parseExtraBody, readModel } from '../shared/requestFields';
 import { submitOnce } from '../shared/submissionGuard';
+import { TIMEOUT_ADVICE, timeoutMsOf, timeoutOption } from '../shared/timeoutOption';
 import { gatewayJson } from '../shared/transport';
 import { binaryItems, imageEntries, returnedItems } from './imageOutput';
 import type { OutputMode } from './imageOutput';
@@ -114,6 +115,7 @@ export const generateProperties: INodeProperties[] = [
 				],
 				description: 'How the service should hand over the images (response_format)',
 			},
+			timeoutOption,
 		],
 	},
 ];
@@ -123,6 +125,7 @@ interface GenerateOptions {
 	extraBody?: unknown;
 	outputMode?: OutputMode;
 	responseFormat?: '' | 'b64_json' | 'url';
+	timeout?: number;
 }
 
 export function generationBody(
@@ -152,7 +155,16 @@ export async function generate(ctx: IExecuteFunctions, itemIndex: number): Promi
 		itemIndex,
 		request: body,
 		what: `POST ${PATH}`,
-		send: async () => await gatewayJson<IDataObject>(ctx, { method: 'POST', path: PATH, body, kind: 'submit', itemIndex }),
+		send: async () =>
+			await gatewayJson<IDataObject>(ctx, {
+				method: 'POST',
+				path: PATH,
+				body,
+				kind: 'submit',
+				itemIndex,
+				timeoutMs: timeoutMsOf(options.timeout),
+				timeoutAdvice: TIMEOUT_ADVICE,
+			}),
 	});
 	const entries = imageEntries(ctx, response, itemIndex);
 

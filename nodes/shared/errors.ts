@@ -101,14 +101,14 @@ export function networkError(node: INode, input: NetworkErrorInput): NodeApiErro
 	const message = input.outcomeUnknown
 		? `The outcome of ${input.method} ${input.path} is unknown: ${input.reason ?? `the connection failed (${input.code}) after the request was sent`}. The service may have accepted it (and may charge for it), so it was not resubmitted.`
 		: `${input.method} ${input.path} failed: could not reach the service (${input.code}).`;
-	const description = input.outcomeUnknown
-		? 'Before submitting again, check with the service whether a task was created (its task list or your usage), or wait and look for it; resubmitting blindly can pay for the same work twice.'
-		: [
-				'Check the base URL of the credential, the network and any proxy between n8n and the service.',
-				input.note,
-			]
-				.filter(Boolean)
-				.join(' ');
+	const description = [
+		input.outcomeUnknown
+			? 'Before submitting again, check with the service whether a task was created (its task list or your usage), or wait and look for it; resubmitting blindly can pay for the same work twice.'
+			: 'Check the base URL of the credential, the network and any proxy between n8n and the service.',
+		input.note,
+	]
+		.filter(Boolean)
+		.join(' ');
 	const error = new NodeApiError(node, { message }, { message, description, itemIndex: input.itemIndex });
 	// NodeApiError swaps a message naming a network code for its generic "you can retry" text: exactly wrong here.
 	error.message = message;

@@ -49,6 +49,8 @@ export interface GatewayRequest {
 	expectFile?: boolean;
 	/** Idle timeout of the socket. */
 	timeoutMs?: number;
+	/** How the user can raise `timeoutMs`; the error says it when the timeout runs out. */
+	timeoutAdvice?: string;
 	retry?: Partial<RetryPolicy>;
 }
 
@@ -169,6 +171,13 @@ interface AttemptSpec {
 	itemIndex?: number;
 	stream: boolean;
 	policy: RetryPolicy;
+	timeoutMs: number;
+	timeoutAdvice?: string;
+}
+
+/** axios's own timeout ("timeout of 1000ms exceeded"), not an OS-level ETIMEDOUT while connecting. */
+function isRequestTimeout(code: string, texts: readonly string[]): boolean {
+	return (code === 'ECONNABORTED' || code === 'ETIMEDOUT') && texts.some((text) => /timeout (of \d+ms )?exceeded/i.test(text));
 }
 
 /**
@@ -206,11 +215,16 @@ async function withRetries(
 				await waitFor(ctx, delay);
 				continue;
 			}
+			const timedOut = isRequestTimeout(cause.code, errorTexts(error));
 			throw networkError(node, {
 				...where,
 				code: cause.code,
 				outcomeUnknown: verdict === 'unknown',
-				note: mayRetry ? `Tried ${attempt} time(s).` : undefined,
+				reason: timedOut ? `no answer within ${spec.timeoutMs / 1000} s (its timeout ran out)` : undefined,
+				note:
+					[mayRetry ? `Tried ${attempt} time(s).` : '', timedOut ? (spec.timeoutAdvice ?? '') : '']
+						.filter(Boolean)
+						.join(' ') || undefined,
 			});
 		}
 
@@ -260,6 +274,7 @@ async function send(
 	stream: boolean,
 	hangUp?: AbortController,
 ): Promise<IN8nHttpFullResponse> {
+	const timeoutMs = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 	const options: IHttpRequestOptions = {
 		method: request.method,
 		url: joinUrl(await baseUrlOf(ctx), request.path),
@@ -269,7 +284,7 @@ async function send(
 		encoding: stream ? 'stream' : undefined,
 		returnFullResponse: true,
 		ignoreHttpStatusErrors: true,
-		timeout: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+		timeout: timeoutMs,
 		// A redirect to another host must not carry the key.
 		sendCredentialsOnCrossOriginRedirect: false,
 	};
@@ -281,6 +296,8 @@ async function send(
 		itemIndex: request.itemIndex,
 		stream,
 		policy: { ...DEFAULT_RETRY_POLICY, ...request.retry },
+		timeoutMs,
+		timeoutAdvice: request.timeoutAdvice,
 	};
 	let self = ctx;
 	if (hangUp) {
@@ -392,7 +409,15 @@ export async function downloadUrl(ctx: IExecuteFunctions, url: string, itemIndex
 	const { signal } = withHangUp(ctx, hangUp);
 	const response = await withRetries(
 		ctx,
-		{ method: 'GET', path: urlForMessages(target), kind: 'read', itemIndex, stream: true, policy: DEFAULT_RETRY_POLICY },
+		{
+			method: 'GET',
+			path: urlForMessages(target),
+			kind: 'read',
+			itemIndex,
+			stream: true,
+			policy: DEFAULT_RETRY_POLICY,
+			timeoutMs: DEFAULT_TIMEOUT_MS,
+		},
 		async () =>
 			(await ctx.helpers.httpRequest({
 				method: 'GET',

@@ -1,0 +1,175 @@
+/**
+ * The Timeout option of Chat and Image, through n8n's engine against servers of the test's own: a non-streamed answer
+ * that takes longer, and a stream that goes silent, fail with an error naming the Timeout and how to raise it; a
+ * stream that keeps sending (even only keep-alive comments) is not cut. Defaults: 600 s, like the OpenAI SDK.
+ */
+import { createServer } from 'http';
+import type { IncomingMessage, Server, ServerResponse } from 'http';
+import type { AddressInfo } from 'net';
+import type { IDataObject } from 'n8n-workflow';
+
+import { GenGatewayChat } from '../../nodes/GenGatewayChat/GenGatewayChat.node';
+import { GenGatewayImage } from '../../nodes/GenGatewayImage/GenGatewayImage.node';
+import { DEFAULT_TIMEOUT_SECONDS, timeoutMsOf } from '../../nodes/shared/timeoutOption';
+import { runWorkflow } from '../harness/engine';
+import type { RunResult } from '../harness/engine';
+
+const API_KEY = 'sentinel-key-timeouts-3c9d';
+
+type Handler = (req: IncomingMessage, res: ServerResponse, body: IDataObject) => void;
+
+interface Served {
+	url: string;
+	posts: () => number;
+	closedByClient: () => boolean;
+}
+
+async function withServer(handler: Handler, test: (s: Served) => Promise<void>): Promise<void> {
+	let posts = 0;
+	let closedByClient = false;
+	const server: Server = createServer((req, res) => {
+		const chunks: Buffer[] = [];
+		req.on('data', (chunk: Buffer) => chunks.push(chunk));
+		req.on('end', () => {
+			if (req.method === 'POST') posts++;
+			res.on('close', () => {
+				if (!res.writableEnded) closedByClient = true;
+			});
+			handler(req, res, JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as IDataObject);
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	try {
+		const { port } = server.address() as AddressInfo;
+		await test({ url: `http://127.0.0.1:${port}`, posts: () => posts, closedByClient: () => closedByClient });
+	} finally {
+		server.closeAllConnections();
+		await new Promise<void>((resolve) => server.close(() => resolve()));
+	}
+}
+
+const later = (ms: number, fn: () => void) => setTimeout(fn, ms);
+
+const json = (res: ServerResponse, body: unknown) => {
+	if (res.destroyed) return;
+	res.writeHead(200, { 'Content-Type': 'application/json' });
+	res.end(JSON.stringify(body));
+};
+
+const completion = { id: 'c1', object: 'chat.completion', model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'late' }, finish_reason: 'stop' }] };
+const chunk = (content: string) => `data: ${JSON.stringify({ model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+
+const model = (value: string) => ({ __rl: true, mode: 'id', value });
+const chat = (options: IDataObject) => ({
+	operation: 'message',
+	model: model('m'),
+	messages: { values: [{ role: 'user', content: 'think hard' }] },
+	options,
+});
+const responses = (options: IDataObject) => ({
+	operation: 'response',
+	model: model('m'),
+	input: { values: [{ role: 'user', content: 'think hard' }] },
+	options,
+});
+const image = (options: IDataObject) => ({ operation: 'generate', model: model('img-1'), prompt: 'a fox', size: '256x256', options });
+
+async function run(type: string, parameters: IDataObject, baseUrl: string, continueOnFail = false): Promise<RunResult> {
+	return await runWorkflow({
+		nodes: [{ name: 'Node', type, parameters, credentials: true, continueOnFail }],
+		credentials: { baseUrl, apiKey: API_KEY },
+	});
+}
+
+type NodeError = Error & { description?: string; context?: IDataObject };
+
+describe('a non-streamed answer slower than the Timeout', () => {
+	it.each([
+		['Chat: Message a Model', 'genGatewayChat', chat({ timeout: 1 }), '/v1/chat/completions', completion],
+		['Chat: Create a Response', 'genGatewayChat', responses({ timeout: 1 }), '/v1/responses', { object: 'response', status: 'completed', output: [] }],
+		['Image', 'genGatewayImage', image({ timeout: 1, responseFormat: 'url' }), '/v1/images/generations', { data: [{ url: 'http://127.0.0.1:9/x.png' }] }],
+	])('%s: an unknown outcome naming the Timeout and how to raise it, sent once', async (_name, type, parameters, path, answer) => {
+		await withServer(
+			(_req, res) => later(2500, () => json(res, answer)),
+			async (server) => {
+				const started = Date.now();
+				const result = await run(type, parameters, server.url);
+				const error = result.nodeError('Node') as NodeError;
+				expect(error?.message).toBe(
+					`The outcome of POST ${path} is unknown: no answer within 1 s (its timeout ran out). The service may have accepted it (and may charge for it), so it was not resubmitted.`,
+				);
+				expect(error.description).toContain('raise the node\'s "Timeout" option (Options → Timeout, in seconds)');
+				expect(error.context?.outcomeUnknown).toBe(true);
+				expect(Date.now() - started).toBeLessThan(2400);
+				expect(server.posts()).toBe(1);
+			},
+		);
+	});
+});
+
+describe('a stream silent for longer than the Timeout', () => {
+	it.each([
+		['Message a Model', chat({ timeout: 1, streaming: 'always' }), '/v1/chat/completions', chunk('Hel')],
+		[
+			'Create a Response',
+			responses({ timeout: 1, streaming: 'always' }),
+			'/v1/responses',
+			`event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', delta: 'Hel' })}\n\n`,
+		],
+	])('%s: hangs up after the Timeout of silence, keeping the partial text', async (_name, parameters, path, first) => {
+		await withServer(
+			(_req, res) => {
+				res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+				res.write(first);
+				// Before the fix: n8n 2.x waits until the server gives up (here after 4 s; real ones, maybe never).
+				later(4000, () => res.destroy());
+			},
+			async (server) => {
+				const started = Date.now();
+				const result = await run('genGatewayChat', parameters, server.url, true);
+				const [item] = result.output();
+				expect(item.json.error).toBe(
+					`The stream of POST ${path} broke before it was complete (nothing arrived for 1 s: the node's Timeout ran out): the output is incomplete, 3 characters arrived. The upstream generation may not have been cancelled (it may still run and be charged), so the request was not resent.`,
+				);
+				expect(item.json.partialContent).toBe('Hel');
+				expect(item.json.errorDescription).toContain('Options → Timeout');
+				expect(Date.now() - started).toBeLessThan(3000);
+				expect(server.closedByClient()).toBe(true);
+				expect(server.posts()).toBe(1);
+			},
+		);
+	});
+
+	it('a stream that keeps sending (keep-alive comments) runs past the Timeout: it is an idle limit, not a total one', async () => {
+		await withServer(
+			(_req, res) => {
+				res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+				res.write(chunk('Hel'));
+				const ping = setInterval(() => res.write(': keep-alive\n\n'), 300);
+				later(2200, () => {
+					clearInterval(ping);
+					res.write(chunk('lo'));
+					res.write('data: [DONE]\n\n');
+					res.end();
+				});
+			},
+			async (server) => {
+				const result = await run('genGatewayChat', chat({ timeout: 1, streaming: 'always' }), server.url);
+				expect(result.output()[0].json).toMatchObject({ content: 'Hello' });
+			},
+		);
+	});
+});
+
+describe('the default Timeout suits long model answers', () => {
+	it('is 600 s in both nodes (the OpenAI SDK waits as long), and applies when the option is not set', () => {
+		expect(DEFAULT_TIMEOUT_SECONDS).toBe(600);
+		expect(timeoutMsOf(undefined)).toBe(600_000);
+		expect(timeoutMsOf(30)).toBe(30_000);
+		for (const node of [new GenGatewayChat(), new GenGatewayImage()]) {
+			const options = node.description.properties.filter((p) => p.name === 'options');
+			const timeout = options.flatMap((p) => (p.options ?? []) as Array<{ name: string; default?: unknown }>).find((o) => o.name === 'timeout');
+			expect(timeout?.default).toBe(600);
+		}
+	});
+});
