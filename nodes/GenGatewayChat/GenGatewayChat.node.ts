@@ -7,6 +7,7 @@ import type {
 	INodeTypeDescription,
 } from 'n8n-workflow';
 
+import { withMessageForChat } from '../shared/chatStreaming';
 import { asNodeError } from '../shared/errors';
 import { errorItem } from '../shared/items';
 import { searchModels } from '../shared/models';
@@ -78,7 +79,7 @@ export class GenGatewayChat implements INodeType {
 				const json = await OPERATIONS[operation](this, itemIndex);
 				out.push({ json, pairedItem: { item: itemIndex } });
 			} catch (error) {
-				if (!this.continueOnFail()) throw asNodeError(this, error, itemIndex);
+				if (!this.continueOnFail()) throw withMessageForChat(this, asNodeError(this, error, itemIndex));
 				const partial = (error as { context?: IDataObject }).context?.[PARTIAL_CONTENT];
 				out.push(errorItem(error, itemIndex, partial === undefined ? {} : { [PARTIAL_CONTENT]: partial }));
 			}

@@ -31,8 +31,13 @@ export class CompletionAssembler implements StreamAssembler {
 
 	private usage: IDataObject | undefined;
 
-	add(_eventName: string, chunk: IDataObject): string {
-		const message = errorMessageOf(chunk);
+	add(eventName: string, chunk: IDataObject): string {
+		// `data: {"error": {...}}`, or `event: error` whose data is the error itself (`{"message": ..., "code": ...}`).
+		const message =
+			errorMessageOf(chunk) ??
+			(eventName === 'error'
+				? (typeof chunk.message === 'string' ? chunk.message : 'The service reported an error in the stream')
+				: undefined);
 		if (message !== undefined) throw new StreamEventError(message);
 		for (const key of ['id', 'created', 'model', 'system_fingerprint']) {
 			if (chunk[key] !== undefined && chunk[key] !== null) this.head[key] = chunk[key];

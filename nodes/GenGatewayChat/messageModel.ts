@@ -1,5 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
+import { rejectErrorAnswer } from '../shared/answerError';
 import { mergeExtraBody, readModel } from '../shared/requestFields';
 import { submitOnce } from '../shared/submissionGuard';
 import { TIMEOUT_ADVICE, timeoutMsOf } from '../shared/timeoutOption';
@@ -69,18 +70,23 @@ export async function messageModel(ctx: IExecuteFunctions, itemIndex: number): P
 		itemIndex,
 		request: body,
 		what: `POST ${PATH}`,
-		send: async () =>
-			body.stream === true
-				? await streamedRequest(ctx, { path: PATH, body, itemIndex, assembler: new CompletionAssembler(), timeoutMs })
-				: await gatewayJson<IDataObject>(ctx, {
-						method: 'POST',
-						path: PATH,
-						body,
-						kind: 'submit',
-						itemIndex,
-						timeoutMs,
-						timeoutAdvice: TIMEOUT_ADVICE,
-					}),
+		send: async () => {
+			const answer =
+				body.stream === true
+					? await streamedRequest(ctx, { path: PATH, body, itemIndex, assembler: new CompletionAssembler(), timeoutMs })
+					: await gatewayJson<IDataObject>(ctx, {
+							method: 'POST',
+							path: PATH,
+							body,
+							kind: 'submit',
+							itemIndex,
+							timeoutMs,
+							timeoutAdvice: TIMEOUT_ADVICE,
+						});
+			// A 200 whose body is {"error": ...} is the service's error, not an empty reply.
+			await rejectErrorAnswer(ctx, answer, { method: 'POST', path: PATH, itemIndex });
+			return answer;
+		},
 	});
 
 	return replyJson(ctx, response, completionReply(response), {

@@ -20,11 +20,4 @@ export class StreamEventError extends Error {
 	}
 }
 
-export function errorMessageOf(payload: IDataObject): string | undefined {
-	const error = payload.error;
-	if (error && typeof error === 'object' && typeof (error as IDataObject).message === 'string') {
-		return (error as IDataObject).message as string;
-	}
-	if (typeof error === 'string') return error;
-	return undefined;
-}
+export { errorMessageOf } from '../shared/answerError';

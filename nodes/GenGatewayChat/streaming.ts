@@ -1,12 +1,14 @@
 import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { secretsOf } from '../shared/answerError';
+import { canStreamToChat } from '../shared/chatStreaming';
 import { asNodeError, OUTCOME_UNKNOWN, redact } from '../shared/errors';
 import { idleWatch } from '../shared/idleWatch';
 import type { IdleWatch } from '../shared/idleWatch';
-import { consumeSse } from '../shared/sse';
+import { consumeSse, STOP } from '../shared/sse';
 import { TIMEOUT_ADVICE } from '../shared/timeoutOption';
-import { CREDENTIAL_TYPE, gatewayStream } from '../shared/transport';
+import { gatewayStream } from '../shared/transport';
 import type { Readable } from '../shared/transport';
 import { StreamEventError } from './streamAssembler';
 import type { StreamAssembler } from './streamAssembler';
@@ -20,14 +22,7 @@ import type { StreamAssembler } from './streamAssembler';
 /** Where an error item keeps the text that arrived before a stream broke. */
 export const PARTIAL_CONTENT = 'partialContent';
 
-type ChunkingFunctions = Partial<Pick<IExecuteFunctions, 'isStreaming' | 'sendChunk'>>;
-
-/** n8n (since 1.101) streams some executions to a chat; older versions have no such functions. */
-export function canStreamToChat(ctx: IExecuteFunctions): boolean {
-	const chunking = ctx as ChunkingFunctions;
-	if (typeof chunking.isStreaming !== 'function' || typeof chunking.sendChunk !== 'function') return false;
-	return ctx.isStreaming() === true;
-}
+export { canStreamToChat } from '../shared/chatStreaming';
 
 class UnreadableEventError extends Error {}
 
@@ -49,14 +44,6 @@ interface StreamRequest {
 	timeoutMs: number;
 }
 
-async function secretsOf(ctx: IExecuteFunctions): Promise<string[]> {
-	try {
-		const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
-		return typeof credentials.apiKey === 'string' ? [credentials.apiKey] : [];
-	} catch {
-		return [];
-	}
-}
 
 /**
  * NodeApiError swaps a message that mentions a common error code (ECONNRESET, …) for a generic sentence; ours says
@@ -208,6 +195,8 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 			}
 			const piece = assembler.add(event.event, payload as IDataObject);
 			if (forward && piece) await ctx.sendChunk('item', itemIndex, piece);
+			// A terminal event (response.completed) makes the answer whole: no need to wait for [DONE] or a close.
+			return assembler.finished() ? STOP : undefined;
 		});
 		if (!done && !assembler.finished()) {
 			throw brokenStreamError(ctx, request, assembler.text(), 'the connection closed before data: [DONE]');

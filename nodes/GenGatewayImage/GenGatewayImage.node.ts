@@ -7,6 +7,7 @@ import type {
 	INodeTypeDescription,
 } from 'n8n-workflow';
 
+import { withMessageForChat } from '../shared/chatStreaming';
 import { asNodeError } from '../shared/errors';
 import { errorItem } from '../shared/items';
 import { searchModels } from '../shared/models';
@@ -59,7 +60,7 @@ export class GenGatewayImage implements INodeType {
 			try {
 				out.push(...(await generate(this, itemIndex)));
 			} catch (error) {
-				if (!this.continueOnFail()) throw asNodeError(this, error, itemIndex);
+				if (!this.continueOnFail()) throw withMessageForChat(this, asNodeError(this, error, itemIndex));
 				const urls = (error as { context?: IDataObject }).context?.[IMAGE_URLS];
 				out.push(errorItem(error, itemIndex, urls === undefined ? {} : { [IMAGE_URLS]: urls }));
 			}

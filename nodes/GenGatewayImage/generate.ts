@@ -1,5 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
+import { rejectErrorAnswer } from '../shared/answerError';
 import { extraBodyField, mergeExtraBody, parseExtraBody, readModel } from '../shared/requestFields';
 import { submitOnce } from '../shared/submissionGuard';
 import { TIMEOUT_ADVICE, timeoutMsOf, timeoutOption } from '../shared/timeoutOption';
@@ -155,8 +156,8 @@ export async function generate(ctx: IExecuteFunctions, itemIndex: number): Promi
 		itemIndex,
 		request: body,
 		what: `POST ${PATH}`,
-		send: async () =>
-			await gatewayJson<IDataObject>(ctx, {
+		send: async () => {
+			const answer = await gatewayJson<IDataObject>(ctx, {
 				method: 'POST',
 				path: PATH,
 				body,
@@ -164,7 +165,11 @@ export async function generate(ctx: IExecuteFunctions, itemIndex: number): Promi
 				itemIndex,
 				timeoutMs: timeoutMsOf(options.timeout),
 				timeoutAdvice: TIMEOUT_ADVICE,
-			}),
+			});
+			// A 200 whose body is {"error": ...} is the service's error, not an answer without images.
+			await rejectErrorAnswer(ctx, answer, { method: 'POST', path: PATH, itemIndex });
+			return answer;
+		},
 	});
 	const entries = imageEntries(ctx, response, itemIndex);
 

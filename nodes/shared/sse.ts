@@ -1,7 +1,8 @@
 /**
  * Server-sent events (section 6): a pure, incremental parser. Bytes go in as they arrive, whole events come out;
  * an event split across chunks (even inside a UTF-8 character or between CR and LF) waits for its missing part.
- * The stream ends at the event `data: [DONE]`; anything after it is ignored.
+ * The stream ends at `data: [DONE]`, as soon as that line arrives (some services never send the blank line after
+ * it and keep the connection open); anything after it is ignored.
  */
 
 export interface SseEvent {
@@ -99,7 +100,15 @@ export class SseParser {
 		const field = colon === -1 ? line : line.slice(0, colon);
 		let value = colon === -1 ? '' : line.slice(colon + 1);
 		if (value.startsWith(' ')) value = value.slice(1);
-		if (field === 'data') this.dataLines.push(value);
+		if (field === 'data') {
+			// `[DONE]` starting an event ends the stream now: it cannot be half of anything.
+			if (this.dataLines.length === 0 && value.trim() === DONE_MARKER) {
+				this.done = true;
+				this.eventName = '';
+				return;
+			}
+			this.dataLines.push(value);
+		}
 		else if (field === 'event') this.eventName = value;
 		else if (field === 'id' && !value.includes('\0')) this.lastId = value;
 		// 'retry' and unknown fields carry nothing a client of this service needs.
@@ -122,19 +131,27 @@ export class SseParser {
 	}
 }
 
+/** What `onEvent` returns to end the reading at once: the events proved the answer whole (a terminal event). */
+export const STOP = 'stop';
+
 /**
- * Reads a byte stream to its end or to `[DONE]`, handing each event to `onEvent` as soon as it is complete.
- * Resolves with whether `[DONE]` arrived; a failing source rejects (the caller decides what a broken stream means).
+ * Reads a byte stream to its end, to `[DONE]` or to an event after which `onEvent` returns STOP, handing each event
+ * to `onEvent` as soon as it is complete. Resolves with whether `[DONE]` arrived and whether `onEvent` stopped it; a
+ * failing source rejects (the caller decides what a broken stream means).
  */
 export async function consumeSse(
 	source: AsyncIterable<Uint8Array | string>,
-	onEvent: (event: SseEvent) => void | Promise<void>,
-): Promise<{ done: boolean }> {
+	onEvent: (event: SseEvent) => void | typeof STOP | Promise<void | typeof STOP>,
+): Promise<{ done: boolean; stopped: boolean }> {
 	const parser = new SseParser();
 	for await (const chunk of source) {
-		for (const event of parser.push(chunk)) await onEvent(event);
-		if (parser.done) return { done: true };
+		for (const event of parser.push(chunk)) {
+			if ((await onEvent(event)) === STOP) return { done: parser.done, stopped: true };
+		}
+		if (parser.done) return { done: true, stopped: false };
 	}
-	for (const event of parser.end()) await onEvent(event);
-	return { done: parser.done };
+	for (const event of parser.end()) {
+		if ((await onEvent(event)) === STOP) return { done: parser.done, stopped: true };
+	}
+	return { done: parser.done, stopped: false };
 }

@@ -1,4 +1,4 @@
-import { consumeSse, SseParser } from '../../nodes/shared/sse';
+import { consumeSse, SseParser, STOP } from '../../nodes/shared/sse';
 import type { SseEvent } from '../../nodes/shared/sse';
 
 /** Feeds the chunks one by one, then ends; returns all events and whether [DONE] was seen. */
@@ -98,6 +98,13 @@ describe('SseParser', () => {
 		expect(parseChunks(['data: [DON']).done).toBe(false);
 	});
 
+	it('ends at a data: [DONE] line at once, before any blank line (a service may keep the connection open)', () => {
+		const parser = new SseParser();
+		expect(parser.push('data: 1\n\ndata: [DONE]\n')).toEqual([{ event: 'message', data: '1' }]);
+		expect(parser.done).toBe(true);
+		expect(parser.push('\ndata: 2\n\n')).toEqual([]);
+	});
+
 	it('does not take [DONE] inside a longer data for the end', () => {
 		const result = parseChunks(['data: [DONE] and more\n\n']);
 		expect(result).toEqual({ events: [{ event: 'message', data: '[DONE] and more' }], done: false });
@@ -117,7 +124,7 @@ describe('consumeSse', () => {
 		const result = await consumeSse(source(['data: a\n', '\ndata: b\n\n', 'data: [DONE]\n\n', 'data: c\n\n']), (e) => {
 			seen.push(e.data);
 		});
-		expect(result).toEqual({ done: true });
+		expect(result).toEqual({ done: true, stopped: false });
 		expect(seen).toEqual(['a', 'b']);
 	});
 
@@ -133,12 +140,25 @@ describe('consumeSse', () => {
 		expect(pulled).toBe(2);
 	});
 
+	it('stops reading when the handler says STOP (a terminal event), without [DONE]', async () => {
+		let pulled = 0;
+		async function* counting(): AsyncGenerator<string> {
+			for (const chunk of ['data: a\n\n', 'event: end\ndata: b\n\n', 'data: never\n\n']) {
+				pulled++;
+				yield chunk;
+			}
+		}
+		const result = await consumeSse(counting(), (e) => (e.event === 'end' ? STOP : undefined));
+		expect(result).toEqual({ done: false, stopped: true });
+		expect(pulled).toBe(2);
+	});
+
 	it('reports a source that ends without [DONE]', async () => {
 		const seen: string[] = [];
 		const result = await consumeSse(source(['data: a\n\n', 'data: b']), (e) => {
 			seen.push(e.data);
 		});
-		expect(result).toEqual({ done: false });
+		expect(result).toEqual({ done: false, stopped: false });
 		expect(seen).toEqual(['a']);
 	});
 

@@ -1,0 +1,28 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+/**
+ * n8n (since 1.101) streams some executions to a chat (Chat Trigger, Webhook with streaming). When a node fails
+ * there, n8n sends the chat one error chunk whose content is the error's *description* (workflow-execute's
+ * handleNodeExecutionError), i.e. only our hint; the service's own words are in the message. So a node failing while
+ * its execution streams to a chat puts the message in front of the description, once, after its last try.
+ */
+
+type ChunkingFunctions = Partial<Pick<IExecuteFunctions, 'isStreaming' | 'sendChunk'>>;
+
+/** n8n streams this execution to a chat; older versions have no such functions. */
+export function canStreamToChat(ctx: IExecuteFunctions): boolean {
+	const chunking = ctx as ChunkingFunctions;
+	if (typeof chunking.isStreaming !== 'function' || typeof chunking.sendChunk !== 'function') return false;
+	return ctx.isStreaming() === true;
+}
+
+/** The error the node fails with, its description leading with the message when a chat will show it. */
+export function withMessageForChat<T>(ctx: IExecuteFunctions, error: T): T {
+	if (!canStreamToChat(ctx)) return error;
+	const record = error as { message?: unknown; description?: unknown };
+	const message = typeof record.message === 'string' ? record.message : '';
+	const description = typeof record.description === 'string' ? record.description : '';
+	if (message === '' || description.startsWith(message)) return error;
+	record.description = description ? `${message}\n\n${description}` : message;
+	return error;
+}
