@@ -17,6 +17,10 @@ export interface CompletionOptions extends WaitSettings {
 	gate: Gate;
 	/** Fields that lead the output JSON (task_id, model, submitted_at, the request…). */
 	details: IDataObject;
+	/** Told every status seen. */
+	onStatus?: (status: TaskStatus) => void;
+	/** Asked between polls: true stops waiting (another item failed a run that stops at the first failure). */
+	stop?: () => boolean;
 }
 
 /** Task details an error carries, so an error item (Continue On Fail) says which task and why. */
@@ -99,7 +103,11 @@ export async function completeTask(
 		maxWaitMs: options.maxWaitMs,
 		itemIndex,
 		gate: options.gate,
-		onStatus: (status) => reportProgress(ctx, status, last),
+		onStatus: (status) => {
+			reportProgress(ctx, status, last);
+			options.onStatus?.(status);
+		},
+		stop: options.stop,
 	}).catch((error: unknown) => {
 		throw lostTrack(ctx, error, 'check the status', taskId, itemIndex, known);
 	});
@@ -115,6 +123,15 @@ export async function completeTask(
 			'The service reported FAILURE. Correct the request (prompt, references, options) and submit it again; a failed task is never resubmitted automatically.',
 			itemIndex,
 			{ ...details, fail_reason: status.fail_reason ?? null },
+		);
+	}
+	if (result.stopped) {
+		throw taskError(
+			ctx,
+			`Stopped waiting for video task ${taskId} (last status ${status.status}): another item failed`,
+			`The task was not resubmitted and may still finish. Resume it with the operation "Wait for Completion" and Task ID ${taskId}.`,
+			itemIndex,
+			details,
 		);
 	}
 	if (result.timedOut) {

@@ -111,6 +111,8 @@ export interface WaitOptions {
 	itemIndex: number;
 	gate?: Gate;
 	onStatus?: (status: TaskStatus) => void;
+	/** Asked before each wait: true ends the polling (the run is failing anyway). */
+	stop?: () => boolean;
 }
 
 export interface WaitResult {
@@ -119,6 +121,8 @@ export interface WaitResult {
 	waitedMs: number;
 	/** True when maxWait ran out before SUCCESS or FAILURE. */
 	timedOut: boolean;
+	/** True when `stop` ended the polling before SUCCESS or FAILURE. */
+	stopped?: boolean;
 }
 
 /**
@@ -136,6 +140,7 @@ export async function pollTask(ctx: IExecuteFunctions, taskId: string, options: 
 		}
 		const remaining = options.maxWaitMs - waitedMs;
 		if (remaining <= 0) return { status, polls, waitedMs, timedOut: true };
+		if (options.stop?.()) return { status, polls, waitedMs, timedOut: false, stopped: true };
 		await waitFor(ctx, Math.min(options.pollIntervalMs, remaining));
 	}
 }
