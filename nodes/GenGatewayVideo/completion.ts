@@ -17,6 +17,8 @@ export interface CompletionOptions extends WaitSettings {
 	gate: Gate;
 	/** Fields that lead the output JSON (task_id, model, submitted_at, the request…). */
 	details: IDataObject;
+	/** When the task was submitted (epoch ms): Max Wait counts from it, also across Retry On Fail. */
+	since?: number;
 	/** Told every status seen. */
 	onStatus?: (status: TaskStatus) => void;
 	/** Asked between polls: true stops waiting (another item failed a run that stops at the first failure). */
@@ -101,6 +103,7 @@ export async function completeTask(
 	const result = await pollTask(ctx, taskId, {
 		pollIntervalMs: options.pollIntervalMs,
 		maxWaitMs: options.maxWaitMs,
+		since: options.since,
 		itemIndex,
 		gate: options.gate,
 		onStatus: (status) => {

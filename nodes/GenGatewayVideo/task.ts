@@ -107,7 +107,10 @@ export async function listArtifacts(
 
 export interface WaitOptions {
 	pollIntervalMs: number;
+	/** Counted from `since`: the budget is per task, not per try of the node. */
 	maxWaitMs: number;
+	/** When the wait began: the task's submission (epoch ms); now when not given. */
+	since?: number;
 	itemIndex: number;
 	gate?: Gate;
 	onStatus?: (status: TaskStatus) => void;
@@ -130,7 +133,7 @@ export interface WaitResult {
  * a resumed task may be finished already. Every wait ends at once when the execution is cancelled.
  */
 export async function pollTask(ctx: IExecuteFunctions, taskId: string, options: WaitOptions): Promise<WaitResult> {
-	const started = Date.now();
+	const started = options.since ?? Date.now();
 	for (let polls = 1; ; polls++) {
 		const status = await getTaskStatus(ctx, taskId, options.itemIndex, options.gate);
 		options.onStatus?.(status);

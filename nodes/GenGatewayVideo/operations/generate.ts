@@ -145,6 +145,8 @@ export async function executeGenerate(this: IExecuteFunctions): Promise<INodeExe
 				download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
 				binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
 				details,
+				// Max Wait is per task: a retry that resumes it waits only what is left of it.
+				since: acceptedAt,
 				onStatus: (status) => report.status(itemIndex, status.status),
 				stop: () => report.stopping(),
 			});
