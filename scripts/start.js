@@ -78,7 +78,7 @@ async function main() {
 
 	try {
 		fs.mkdirSync(DEV_HOME, { recursive: true });
-		const home = await createN8nHome({ dir: DEV_HOME, logLevel: 'info', echo: true });
+		const home = await createN8nHome({ dir: DEV_HOME, logLevel: 'info', echo: true, build: true });
 		await home.importCredential({ ...MOCK_CREDENTIAL, data: { baseUrl: mock.url, apiKey: mock.apiKey } });
 		say(`credential "${MOCK_CREDENTIAL.name}" → ${mock.url}`);
 		const found = examples();

@@ -1,5 +1,6 @@
 // Debian's Chromium driven by playwright-core: a fresh profile per launch, flags that keep it off the network
 // (only loopback is reachable here) and quiet on two busy cores.
+import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -32,11 +33,22 @@ export function chromiumProblem(): string | undefined {
 	return `no Chromium at ${CHROMIUM_PATH}: apt-get install -y --no-install-recommends chromium fonts-liberation`;
 }
 
+/**
+ * Installs Debian's Chromium the first time (scripts/install-chromium.sh; idempotent, about 20 s), as `npm test`
+ * does for everything else it needs, so a fresh machine needs no step the README does not name.
+ */
+export function ensureChromium(): void {
+	if (!chromiumProblem()) return;
+	const script = path.resolve(__dirname, '../../../scripts/install-chromium.sh');
+	execFileSync('bash', [script], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 10 * 60_000 });
+}
+
 /** Launches Chromium with a fresh --user-data-dir and one page of the given viewport (CSS pixels) and pixel density. */
 export async function launchChromium(
 	viewport = { width: 1280, height: 1800 },
 	deviceScaleFactor = 1,
 ): Promise<BrowserSession> {
+	ensureChromium();
 	const problem = chromiumProblem();
 	if (problem) throw new Error(problem);
 	const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gen-gateway-chromium-'));

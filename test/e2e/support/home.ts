@@ -134,6 +134,8 @@ export class N8nHome {
 			N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'true',
 			DB_TYPE: 'sqlite',
 			N8N_DEFAULT_BINARY_DATA_MODE: 'filesystem',
+			// n8n 2.41 warns that this default turns to false (n8n 3.0): unverified packages then stop loading.
+			N8N_UNVERIFIED_PACKAGES_ENABLED: 'true',
 			N8N_LOG_LEVEL: this.options.logLevel ?? 'debug',
 			N8N_LOG_OUTPUT: 'console',
 			...this.options.env,
