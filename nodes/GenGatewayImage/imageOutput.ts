@@ -1,7 +1,7 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { toBinary } from '../shared/binary';
+import { decodeDataUrl, toBinary } from '../shared/binary';
 import { asNodeError } from '../shared/errors';
 import { downloadUrl, waitFor } from '../shared/transport';
 
@@ -46,6 +46,7 @@ async function downloadImage(
 	ctx: IExecuteFunctions,
 	url: string,
 	fileName: string,
+	what: string,
 	itemIndex: number,
 ): Promise<IBinaryData> {
 	for (let attempt = 1; ; attempt++) {
@@ -55,10 +56,14 @@ async function downloadImage(
 			return await toBinary(ctx, response.body, {
 				fileName,
 				mimeType: typeof contentType === 'string' ? contentType : undefined,
+				expectImage: { what, where: `its URL answered ${response.statusCode} with`, itemIndex },
 			});
 		} catch (error) {
 			response.close();
-			if (ctx.getExecutionCancelSignal()?.aborted) throw asNodeError(ctx, error, itemIndex);
+			// Cancelled, or the bytes are not an image (the same URL gives the same page again): not retried.
+			if (ctx.getExecutionCancelSignal()?.aborted || error instanceof NodeOperationError) {
+				throw asNodeError(ctx, error, itemIndex);
+			}
 			const reason = (error as Error)?.message ?? String(error);
 			if (attempt >= DOWNLOAD_ATTEMPTS) {
 				throw new NodeOperationError(
@@ -80,23 +85,37 @@ async function imageBinary(
 	itemIndex: number,
 ): Promise<IBinaryData> {
 	const fileName = `image-${index + 1}`;
+	const what = `Image ${index + 1}`;
 	if (typeof entry.b64_json === 'string' && entry.b64_json !== '') {
 		const bytes = Buffer.from(entry.b64_json, 'base64');
 		if (bytes.length === 0) {
 			throw new NodeOperationError(ctx.getNode(), `Image ${index + 1} is not valid base64`, { itemIndex });
 		}
-		return await toBinary(ctx, bytes, { fileName });
+		return await toBinary(ctx, bytes, { fileName, expectImage: { what, where: 'its b64_json decodes to', itemIndex } });
 	}
 	if (typeof entry.url === 'string' && entry.url !== '') {
-		return await downloadImage(ctx, entry.url, fileName, itemIndex);
+		// The image itself, inlined as a data: URL: decoded, never fetched.
+		const inline = decodeDataUrl(entry.url);
+		if (inline) {
+			return await toBinary(ctx, inline.bytes, {
+				fileName,
+				mimeType: inline.mimeType,
+				expectImage: { what, where: 'its data: URL holds', itemIndex },
+			});
+		}
+		return await downloadImage(ctx, entry.url, fileName, what, itemIndex);
 	}
 	throw new NodeOperationError(ctx.getNode(), `Image ${index + 1} has neither "b64_json" nor "url"`, { itemIndex });
 }
 
-/** What an item says about its image besides the bytes: never the base64 itself. */
+const isDataUrl = (url: unknown): boolean => typeof url === 'string' && /^data:/i.test(url);
+
+/** What an item says about its image besides the bytes: never the base64 itself (nor a data: URL holding it). */
 function imageJson(entry: ImageEntry, index: number, common: IDataObject): IDataObject {
 	const json: IDataObject = { ...common, index };
-	for (const [key, value] of Object.entries(entry)) if (key !== 'b64_json') json[key] = value;
+	for (const [key, value] of Object.entries(entry)) {
+		if (key !== 'b64_json' && !(key === 'url' && isDataUrl(value))) json[key] = value;
+	}
 	return json;
 }
 
@@ -109,7 +128,9 @@ function withImageUrls(ctx: IExecuteFunctions, thrown: unknown, entries: ImageEn
 			: new NodeOperationError(ctx.getNode(), `Downloading an image failed: ${(thrown as Error)?.message ?? String(thrown)}`, {
 					itemIndex,
 				});
-	const urls = entries.map((entry) => entry.url).filter((url): url is string => typeof url === 'string');
+	const urls = entries
+		.map((entry) => entry.url)
+		.filter((url): url is string => typeof url === 'string' && url !== '' && !isDataUrl(url));
 	const context = (error as { context?: IDataObject }).context;
 	if (urls.length > 0 && context) {
 		context[IMAGE_URLS] = urls;

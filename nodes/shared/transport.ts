@@ -1,4 +1,4 @@
-import { NodeOperationError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type {
 	IDataObject,
 	IExecuteFunctions,
@@ -407,28 +407,46 @@ export async function downloadUrl(ctx: IExecuteFunctions, url: string, itemIndex
 	// A foreign host (a CDN): a plain request without the key, retried like any read.
 	const hangUp = new AbortController();
 	const { signal } = withHangUp(ctx, hangUp);
-	const response = await withRetries(
-		ctx,
-		{
-			method: 'GET',
-			path: urlForMessages(target),
-			kind: 'read',
-			itemIndex,
-			stream: true,
-			policy: DEFAULT_RETRY_POLICY,
-			timeoutMs: DEFAULT_TIMEOUT_MS,
-		},
-		async () =>
-			(await ctx.helpers.httpRequest({
+	let response: IN8nHttpFullResponse;
+	try {
+		response = await withRetries(
+			ctx,
+			{
 				method: 'GET',
-				url: target.href,
-				encoding: 'stream',
-				json: false,
-				returnFullResponse: true,
-				ignoreHttpStatusErrors: true,
-				timeout: DEFAULT_TIMEOUT_MS,
-				abortSignal: signal,
-			})) as IN8nHttpFullResponse,
-	);
+				path: urlForMessages(target),
+				kind: 'read',
+				itemIndex,
+				stream: true,
+				policy: DEFAULT_RETRY_POLICY,
+				timeoutMs: DEFAULT_TIMEOUT_MS,
+			},
+			async () =>
+				(await ctx.helpers.httpRequest({
+					method: 'GET',
+					url: target.href,
+					encoding: 'stream',
+					json: false,
+					returnFullResponse: true,
+					ignoreHttpStatusErrors: true,
+					timeout: DEFAULT_TIMEOUT_MS,
+					abortSignal: signal,
+				})) as IN8nHttpFullResponse,
+		);
+	} catch (error) {
+		throw asFileUrlError(ctx, error, itemIndex);
+	}
 	return streamResponse(response, hangUp);
+}
+
+/**
+ * A file host's refusal (403, 404, 410) is about the URL, not the API key (none was sent to it): signed file URLs
+ * expire, some work once only. The hint says that instead of "check the API key's permissions".
+ */
+function asFileUrlError(ctx: IExecuteFunctions, error: unknown, itemIndex?: number): Error {
+	const failed = asNodeError(ctx, error, itemIndex);
+	const status = Number((failed as { httpCode?: unknown }).httpCode);
+	if (failed instanceof NodeApiError && status >= 400 && status < 500 && status !== 429) {
+		failed.description = `The file URL the service returned was refused by its host (HTTP ${status}). No API key is sent to another host, so this is about the URL itself: signed file URLs expire (often within minutes or an hour) and some work only once. Files are fetched right after generation; fetch any kept URL promptly.`;
+	}
+	return failed;
 }

@@ -1,7 +1,8 @@
 import { Readable } from 'stream';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { detectMediaType, fileNameWithExtension, peekStream, toBinary } from '../../nodes/shared/binary';
+import { decodeDataUrl, describeBytes, detectMediaType, fileNameWithExtension, peekStream, toBinary } from '../../nodes/shared/binary';
+import { STORE_CHUNK_BYTES } from '../../nodes/shared/largeChunks';
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 1, 2, 3]);
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1]);
@@ -22,6 +23,15 @@ describe('detectMediaType', () => {
 		['avif (not a video despite ftyp)', ftyp('avif'), 'image/avif', 'avif'],
 		['quicktime', ftyp('qt  '), 'video/quicktime', 'mov'],
 	])('recognises %s from its first bytes', (_name, bytes, mimeType, extension) => {
+		expect(detectMediaType(bytes)).toEqual({ mimeType, extension });
+	});
+
+	it.each([
+		['bmp', Buffer.concat([Buffer.from('BM'), Buffer.from([0x36, 0, 0, 0, 0, 0, 0, 0, 0x36, 0, 0, 0])]), 'image/bmp', 'bmp'],
+		['tiff (little-endian)', Buffer.concat([Buffer.from('II*\0'), Buffer.alloc(8)]), 'image/tiff', 'tif'],
+		['svg', Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>'), 'image/svg+xml', 'svg'],
+		['svg after a prolog and a comment', Buffer.from('<?xml version="1.0"?>\n<!-- made by x -->\n<svg width="1">'), 'image/svg+xml', 'svg'],
+	])('recognises %s', (_name, bytes, mimeType, extension) => {
 		expect(detectMediaType(bytes)).toEqual({ mimeType, extension });
 	});
 
@@ -133,5 +143,68 @@ describe('toBinary', () => {
 			['b', 'application/octet-stream'],
 		]);
 		expect(calls[1].bytes.toString()).toBe('??');
+	});
+});
+
+describe('describeBytes', () => {
+	it('names what came back in words a user can act on', () => {
+		expect(describeBytes(Buffer.alloc(0))).toBe('an empty body');
+		expect(describeBytes(Buffer.from('<!doctype html><title>Login</title>'))).toBe('an HTML page: "<!doctype html><title>Login</title>"');
+		expect(describeBytes(Buffer.from('  {"error": "x"}\n'))).toBe('JSON: "{"error": "x"}"');
+		expect(describeBytes(Buffer.from('Access denied'))).toBe('text: "Access denied"');
+		expect(describeBytes(MP4)).toBe('a video/mp4 file');
+		expect(describeBytes(Buffer.from([0, 1, 2, 3, 4, 5, 6, 7, 8]), 9)).toBe('9 bytes of an unknown binary type (starting 00 01 02 03 04 05 06 07)');
+		expect(describeBytes(Buffer.from('x'.repeat(400)))).toMatch(/^text: "x{160}…"$/);
+	});
+});
+
+describe('decodeDataUrl', () => {
+	it('decodes base64 and percent-encoded data URLs, with their declared type', () => {
+		expect(decodeDataUrl(`data:image/png;base64,${PNG.toString('base64')}`)).toEqual({ bytes: PNG, mimeType: 'image/png' });
+		expect(decodeDataUrl('data:,hello%20world')).toEqual({ bytes: Buffer.from('hello world'), mimeType: undefined });
+		expect(decodeDataUrl('DATA:image/gif;BASE64,R0lGODlh')?.bytes.subarray(0, 6).toString()).toBe('GIF89a');
+	});
+
+	it('is undefined for anything else', () => {
+		expect(decodeDataUrl('https://cdn.example/x.png')).toBeUndefined();
+		expect(decodeDataUrl('data:image/png;base64')).toBeUndefined();
+	});
+});
+
+describe('toBinary with expectImage', () => {
+	const expectImage = { what: 'Image 1', where: 'its URL answered 200 with', itemIndex: 0 };
+	const failingContext = () => ({ ...recordingContext().ctx, getNode: () => ({ name: 'Image' }) }) as unknown as IExecuteFunctions;
+
+	it('refuses an HTML page streamed with an image Content-Type, naming it', async () => {
+		await expect(
+			toBinary(failingContext(), trickle(Buffer.from('<html><body>Not found</body></html>'), 7), {
+				fileName: 'image-1',
+				mimeType: 'image/png',
+				expectImage,
+			}),
+		).rejects.toThrow('Image 1 is not an image: its URL answered 200 with an HTML page: "<html><body>Not found</body></html>" (Content-Type image/png)');
+	});
+
+	it('accepts bytes it cannot name when the Content-Type says image (a format it does not know)', async () => {
+		const { ctx, calls } = recordingContext();
+		const jxl = Buffer.from([0xff, 0x0a, 0xfa, 0x7f, 0x01, 0x90, 0x08, 0x06]);
+		await toBinary(ctx, jxl, { fileName: 'image-1', mimeType: 'image/jxl', expectImage });
+		expect(calls[0].mimeType).toBe('image/jxl');
+	});
+
+	it('hands a long stream to the store in large chunks (the one binary path, as Video has)', async () => {
+		const sizes: number[] = [];
+		const ctx = {
+			helpers: {
+				prepareBinaryData: async (data: Readable) => {
+					for await (const chunk of data) sizes.push((chunk as Buffer).length);
+					return { data: '', mimeType: 'image/png' };
+				},
+			},
+		} as unknown as IExecuteFunctions;
+		const body = Buffer.concat([PNG, Buffer.alloc(3 * STORE_CHUNK_BYTES, 1)]);
+		await toBinary(ctx, trickle(body, 64 * 1024), { fileName: 'image-1', expectImage });
+		expect(sizes.reduce((a, b) => a + b, 0)).toBe(body.length);
+		expect(Math.max(...sizes)).toBeGreaterThanOrEqual(STORE_CHUNK_BYTES);
 	});
 });
