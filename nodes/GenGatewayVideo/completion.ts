@@ -128,6 +128,15 @@ export async function completeTask(
 			{ ...details, fail_reason: status.fail_reason ?? null },
 		);
 	}
+	if (result.unexpected) {
+		throw taskError(
+			ctx,
+			`Video task ${taskId} reported ${result.unexpected}, which the service contract does not list (QUEUED, IN_PROGRESS, SUCCESS, FAILURE)`,
+			`Polling stopped at once: such a status does not say the task will finish. Check the task at the service; the task was not resubmitted. "Get Status" with Task ID ${taskId} shows what the service says now; "Wait for Completion" resumes it if it moves on.`,
+			itemIndex,
+			details,
+		);
+	}
 	if (result.stopped) {
 		throw taskError(
 			ctx,
@@ -161,22 +170,24 @@ export async function completeTask(
 	};
 	if (!options.download) return { json, pairedItem: { item: itemIndex } };
 
-	const video = pickVideoArtifact(artifacts);
-	if (!video) {
-		throw taskError(
-			ctx,
-			`Video task ${taskId} succeeded but lists no artifact with key "video"`,
-			`Artifacts listed: ${artifacts.map((artifact) => artifact.key).join(', ') || 'none'}. Use "List Artifacts" / "Download" with another key.`,
-			itemIndex,
-			json,
-		);
-	}
+	// A listing without `video` (or in a shape not recognised) still gets the contract's content path for key `video`,
+	// as "Download" does: the task is paid for, so try before failing.
+	const listed = pickVideoArtifact(artifacts);
 	const binary: IBinaryKeyData = {};
 	try {
-		binary[options.binaryPropertyName] = await downloadArtifact(ctx, taskId, video, itemIndex, options.gate);
+		binary[options.binaryPropertyName] = await downloadArtifact(ctx, taskId, listed ?? { key: 'video' }, itemIndex, options.gate);
 	} catch (error) {
 		if (ctx.getExecutionCancelSignal()?.aborted) throw asNodeError(ctx, error, itemIndex);
 		const { message, description } = error as { message: string; description?: string };
+		if (!listed) {
+			throw taskError(
+				ctx,
+				`Video task ${taskId} succeeded but lists no artifact with key "video", and the content of key "video" could not be fetched: ${message}`,
+				`Artifacts listed: ${artifacts.map((artifact) => artifact.key).join(', ') || 'none recognised'}. Use "List Artifacts" / "Download" with another key.`,
+				itemIndex,
+				json,
+			);
+		}
 		throw taskError(
 			ctx,
 			`Could not download artifact "video" of task ${taskId}: ${message}`,

@@ -59,8 +59,21 @@ export async function submitTask(
 	return taskId;
 }
 
+/** The four states of section 3; anything else is not part of the contract. */
+export const TASK_STATES: readonly string[] = ['QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE'];
+
+const isRecord = (value: unknown): value is IDataObject =>
+	!!value && typeof value === 'object' && !Array.isArray(value);
+
+/** The documented top-level record wins; a `data` wrapper is only a fallback when the top level has no status. */
+function statusRecord(body: IDataObject): IDataObject {
+	if (typeof body.status === 'string') return body;
+	if (isRecord(body.data) && typeof body.data.status === 'string') return body.data;
+	return body;
+}
+
 export function statusFromBody(taskId: string, body: IDataObject): TaskStatus {
-	const record = (body.data && typeof body.data === 'object' ? body.data : body) as IDataObject;
+	const record = statusRecord(body);
 	const status: TaskStatus = {
 		task_id: typeof record.task_id === 'string' ? record.task_id : taskId,
 		status: typeof record.status === 'string' ? record.status.trim().toUpperCase() : 'UNKNOWN',
@@ -70,23 +83,49 @@ export function statusFromBody(taskId: string, body: IDataObject): TaskStatus {
 	return status;
 }
 
+async function fetchStatus(ctx: IExecuteFunctions, taskId: string, itemIndex: number, gate: Gate): Promise<IDataObject> {
+	return await gate(
+		async () => await gatewayJson<IDataObject>(ctx, { method: 'GET', path: taskPath(taskId), kind: 'read', itemIndex }),
+	);
+}
+
 export async function getTaskStatus(
 	ctx: IExecuteFunctions,
 	taskId: string,
 	itemIndex: number,
 	gate: Gate = openGate,
 ): Promise<TaskStatus> {
-	const body = await gate(
-		async () => await gatewayJson<IDataObject>(ctx, { method: 'GET', path: taskPath(taskId), kind: 'read', itemIndex }),
-	);
-	return statusFromBody(taskId, body);
+	return statusFromBody(taskId, await fetchStatus(ctx, taskId, itemIndex, gate));
 }
 
-/** Tolerates a bare array or a list wrapped in `data` / `artifacts` (the full shape is not part of the contract). */
+/** A status outside the contract, quoted for the error: the value, or which fields came instead (never the values). */
+export function unexpectedStatus(body: IDataObject): string | undefined {
+	const record = statusRecord(body);
+	if (typeof record.status === 'string') {
+		return TASK_STATES.includes(record.status.trim().toUpperCase()) ? undefined : `status ${JSON.stringify(record.status.slice(0, 60))}`;
+	}
+	const fields = Object.keys(body).slice(0, 10).join(', ') || 'none';
+	return `no "status" field (fields: ${fields})`;
+}
+
+/**
+ * The artifact list: a bare array, or the first array among `artifacts`, `data`, `data.artifacts`, `data.data` (the
+ * full shape is not part of the contract; a documented-looking `artifacts` wins over a `data` wrapper). Undefined
+ * when no list is recognised.
+ */
+export function findArtifactList(body: unknown): unknown[] | undefined {
+	if (Array.isArray(body)) return body;
+	if (!isRecord(body)) return undefined;
+	const data = isRecord(body.data) ? body.data : undefined;
+	for (const candidate of [body.artifacts, body.data, data?.artifacts, data?.data]) {
+		if (Array.isArray(candidate)) return candidate;
+	}
+	return undefined;
+}
+
 export function artifactsFromBody(body: unknown): Artifact[] {
-	const record = body as Record<string, unknown> | undefined;
-	const list = Array.isArray(body) ? body : (record?.data ?? record?.artifacts);
-	if (!Array.isArray(list)) return [];
+	const list = findArtifactList(body);
+	if (!list) return [];
 	return list.filter(
 		(entry): entry is Artifact => !!entry && typeof entry === 'object' && typeof (entry as IDataObject).key === 'string',
 	);
@@ -126,6 +165,8 @@ export interface WaitResult {
 	timedOut: boolean;
 	/** True when `stop` ended the polling before SUCCESS or FAILURE. */
 	stopped?: boolean;
+	/** Set when the service answered a status the contract does not list (quoted): polling ends at once. */
+	unexpected?: string;
 }
 
 /**
@@ -135,12 +176,16 @@ export interface WaitResult {
 export async function pollTask(ctx: IExecuteFunctions, taskId: string, options: WaitOptions): Promise<WaitResult> {
 	const started = options.since ?? Date.now();
 	for (let polls = 1; ; polls++) {
-		const status = await getTaskStatus(ctx, taskId, options.itemIndex, options.gate);
+		const body = await fetchStatus(ctx, taskId, options.itemIndex, options.gate ?? openGate);
+		const status = statusFromBody(taskId, body);
 		options.onStatus?.(status);
 		const waitedMs = Date.now() - started;
 		if (status.status === 'SUCCESS' || status.status === 'FAILURE') {
 			return { status, polls, waitedMs, timedOut: false };
 		}
+		// CANCELLED, EXPIRED, no status at all…: waiting 30 minutes would not make it one of the four states.
+		const unexpected = unexpectedStatus(body);
+		if (unexpected) return { status, polls, waitedMs, timedOut: false, unexpected };
 		const remaining = options.maxWaitMs - waitedMs;
 		if (remaining <= 0) return { status, polls, waitedMs, timedOut: true };
 		if (options.stop?.()) return { status, polls, waitedMs, timedOut: false, stopped: true };
