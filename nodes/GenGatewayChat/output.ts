@@ -9,7 +9,7 @@ export const simplifyProperty: INodeProperties = {
 	type: 'boolean',
 	default: true,
 	description:
-		'Whether to return only content, role, finish_reason, usage and model instead of the full response of the service',
+		'Whether to return only content, role, finish_reason, usage and model (and refusal and tool_calls when the model gave them) instead of the full response of the service',
 };
 
 export interface Reply {
@@ -18,6 +18,9 @@ export interface Reply {
 	finish_reason: string | null;
 	usage: IDataObject | null;
 	model: string | null;
+	/** The model declined: its explanation (chat `message.refusal`, Responses `refusal` parts). */
+	refusal?: string;
+	/** Calls the model asks for: chat `tool_calls`, Responses `function_call` items said the same way. */
 	tool_calls?: IDataObject[];
 }
 
@@ -33,17 +36,44 @@ export function completionReply(response: IDataObject): Reply {
 		usage: (response.usage as IDataObject | undefined) ?? null,
 		model: typeof response.model === 'string' ? response.model : null,
 	};
+	if (typeof message.refusal === 'string' && message.refusal !== '') reply.refusal = message.refusal;
 	if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) {
 		reply.tool_calls = message.tool_calls as IDataObject[];
 	}
 	return reply;
 }
 
+function outputItems(response: IDataObject): IDataObject[] {
+	return Array.isArray(response.output) ? (response.output as IDataObject[]) : [];
+}
+
+/** The `refusal` parts of the response's messages, joined; undefined when the model did not decline. */
+export function responseRefusal(response: IDataObject): string | undefined {
+	const text = outputItems(response)
+		.filter((item) => item.type === 'message')
+		.flatMap((item) => (Array.isArray(item.content) ? (item.content as IDataObject[]) : []))
+		.filter((part) => part.type === 'refusal' && typeof part.refusal === 'string')
+		.map((part) => part.refusal as string)
+		.join('');
+	return text === '' ? undefined : text;
+}
+
+/** `function_call` output items in the chat `tool_calls` shape (id is the `call_id` an answer must quote). */
+export function responseToolCalls(response: IDataObject): IDataObject[] | undefined {
+	const calls = outputItems(response)
+		.filter((item) => item.type === 'function_call')
+		.map((item) => ({
+			id: item.call_id ?? item.id,
+			type: 'function',
+			function: { name: item.name, arguments: item.arguments },
+		}));
+	return calls.length > 0 ? calls : undefined;
+}
+
 /** All `output_text` parts of the response's messages, in order (the API's own `output_text` when present). */
 export function responseText(response: IDataObject): string {
 	if (typeof response.output_text === 'string') return response.output_text;
-	const output = Array.isArray(response.output) ? (response.output as IDataObject[]) : [];
-	return output
+	return outputItems(response)
 		.filter((item) => item.type === 'message')
 		.flatMap((item) => (Array.isArray(item.content) ? (item.content as IDataObject[]) : []))
 		.filter((part) => part.type === 'output_text' && typeof part.text === 'string')
@@ -62,13 +92,18 @@ export function responseFinishReason(response: IDataObject): string | null {
 }
 
 export function responseReply(response: IDataObject): Reply {
-	return {
+	const reply: Reply = {
 		content: responseText(response),
 		role: 'assistant',
 		finish_reason: responseFinishReason(response),
 		usage: (response.usage as IDataObject | undefined) ?? null,
 		model: typeof response.model === 'string' ? response.model : null,
 	};
+	const refusal = responseRefusal(response);
+	if (refusal !== undefined) reply.refusal = refusal;
+	const toolCalls = responseToolCalls(response);
+	if (toolCalls !== undefined) reply.tool_calls = toolCalls;
+	return reply;
 }
 
 /** Models sometimes wrap JSON in a Markdown code fence even in JSON mode. */
@@ -95,6 +130,12 @@ export function parseJsonReply(
 			? ' The answer was cut at the token limit (finish_reason "length"): raise "Maximum Number of Tokens".'
 			: '';
 	const snippet = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+	if (reply.refusal !== undefined) {
+		throw new NodeOperationError(ctx.getNode(), `The model refused: ${reply.refusal}`, {
+			description: 'JSON Output is on, but the model declined to answer (its refusal is above).',
+			itemIndex,
+		});
+	}
 	throw new NodeOperationError(ctx.getNode(), 'The model did not answer with a JSON object', {
 		description: `JSON Output is on, but the reply is not a JSON object: "${snippet}".${cut} Ask for JSON in the prompt too, or turn JSON Output off.`,
 		itemIndex,

@@ -122,7 +122,7 @@ describe('ResponseAssembler (Responses API events)', () => {
 });
 
 describe('simplified replies', () => {
-	it('reads a response: output_text parts joined, status said the chat way', () => {
+	it('reads a response: output_text parts joined, a refusal part kept apart, status said the chat way', () => {
 		const response = {
 			model: 'm',
 			status: 'incomplete',
@@ -139,6 +139,7 @@ describe('simplified replies', () => {
 			finish_reason: 'length',
 			usage: { total_tokens: 1 },
 			model: 'm',
+			refusal: 'x',
 		});
 		expect(responseFinishReason({ status: 'completed' })).toBe('stop');
 	});
