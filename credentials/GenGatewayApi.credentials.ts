@@ -52,7 +52,9 @@ export class GenGatewayApi implements ICredentialType {
 
 	test: ICredentialTestRequest = {
 		request: {
-			baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "").replace(/\\/v1$/, "")}}',
+			// The same URL as the nodes build (nodes/shared/baseUrl.ts normaliseBaseUrl): trimmed, no trailing slash,
+			// no /v1 in any case (test/unit/credential.url.test.ts holds them together).
+			baseURL: '={{String($credentials.baseUrl).trim().replace(/\\/+$/, "").replace(/\\/v1$/i, "")}}',
 			url: '/v1/models',
 			method: 'GET',
 		},
