@@ -27,7 +27,10 @@ export class GenGatewayVideo implements INodeType {
 		icon: { light: 'file:genGatewayVideo.svg', dark: 'file:genGatewayVideo.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{ $parameter["operation"] === "generate" ? "Generate: " + $parameter["model"] : $parameter["operation"] }}',
+		// The operation's display name, not its value (Generate also names the model); one literal, as n8n's lint rule
+		// wants it. test/unit/video.subtitle.test.ts evaluates it for every option below.
+		subtitle:
+			'={{ $parameter["operation"] === "generate" ? "Generate: " + $parameter["model"] : $parameter["operation"] === "download" ? "Download" : $parameter["operation"] === "getStatus" ? "Get Status" : $parameter["operation"] === "listArtifacts" ? "List Artifacts" : $parameter["operation"] === "waitForCompletion" ? "Wait for Completion" : $parameter["operation"] }}',
 		description:
 			'Generate videos with the Gen Gateway asynchronous task API: submit once, wait with polling, download the mp4',
 		defaults: { name: 'Gen Gateway Video' },
