@@ -188,7 +188,11 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 		}
 		const { done } = await consumeSse(watched(response.body, watch), async (event) => {
 			const parsed = parseEventData(event.data);
-			if (!parsed) throw new UnreadableEventError('an event whose data is not JSON');
+			if (!parsed) {
+				// An error event may carry plain text: it is still the service's error.
+				if (event.event === 'error') throw new StreamEventError(event.data.trim().slice(0, 500) || 'The service reported an error');
+				throw new UnreadableEventError('an event whose data is not JSON');
+			}
 			const payload = parsed.value;
 			if (!payload || typeof payload !== 'object' || Array.isArray(payload)) {
 				throw new UnreadableEventError('an event whose data is not a JSON object');

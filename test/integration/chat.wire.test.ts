@@ -108,6 +108,7 @@ describe('an SSE error event in a chat-completions stream fails the item with th
 		['event: error, data {"message", "code"}', 'event: error\ndata: {"message":"Upstream overloaded","code":"server_error"}\n\n'],
 		['event: error, data {"error": {...}}', 'event: error\ndata: {"error":{"message":"Upstream overloaded","type":"server_error"}}\n\n'],
 		['no event name, data {"error": {...}}', 'data: {"error":{"message":"Upstream overloaded"}}\n\n'],
+		['event: error, plain-text data', 'event: error\ndata: Upstream overloaded\n\n'],
 	])('%s, even when data: [DONE] follows; the partial text is kept', async (_name, errorEvent) => {
 		await withServer(
 			(res) => {
