@@ -1,5 +1,14 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
+import {
+	isEmpty,
+	parseBoolean,
+	parseChoice,
+	parseDuration,
+	parseReferences,
+	parseSeed,
+	parseSingleUrl,
+} from './fieldParsers';
 import { VIDEO_MODELS } from './matrix';
 import type { VideoModelCapabilities } from './matrix';
 
@@ -9,13 +18,25 @@ import type { VideoModelCapabilities } from './matrix';
  * model, exactly one variant of each field the model supports and nothing else.
  */
 
-/** The field spec: which models support a field, and what the field looks like for one of them. */
+/**
+ * The one field specification: per field, the capability that allows it, its API name, its parser, the matrix default
+ * sent when it is required and not set, and what its editor field looks like. The request builder
+ * (request.ts), "set by the user" (isSetByUser below) and the editor's fields all derive from it: adding a capability
+ * touches this list only.
+ */
 export interface ModelFieldSpec {
 	/** Node parameter name: part of the node's public contract (workflows store it). */
 	name: string;
 	/** Key in the request body (section 2.3). */
 	apiName: string;
+	/** The capability of the matrix that allows the field. */
 	supports(model: VideoModelCapabilities): boolean;
+	/** What the model lacks, for "this model does not support …". */
+	what: string;
+	/** The value as n8n gives it → the value the body carries (undefined: nothing to send), or InvalidVideoRequest. */
+	parse(value: unknown, model: VideoModelCapabilities): unknown;
+	/** The matrix default sent when the model requires the field and the user did not set it. */
+	requiredDefault?(model: VideoModelCapabilities): unknown;
 	/** The property for this model (without name and displayOptions); models with equal results share a variant. */
 	describe(model: VideoModelCapabilities): Omit<INodeProperties, 'name' | 'displayOptions'>;
 }
@@ -30,6 +51,9 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 		name: 'duration',
 		apiName: 'duration',
 		supports: () => true,
+		what: 'a duration',
+		parse: (value, m) => parseDuration('duration', m, value),
+		requiredDefault: (m) => (m.duration.required ? m.duration.default : undefined),
 		describe: (m) => ({
 			displayName: 'Duration (Seconds)',
 			type: 'number',
@@ -45,6 +69,8 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 		name: 'aspectRatio',
 		apiName: 'aspect_ratio',
 		supports: (m) => m.aspectRatios.length > 0,
+		what: 'an aspect ratio',
+		parse: (value, m) => parseChoice('aspectRatio', m, value, m.aspectRatios),
 		describe: (m) => ({
 			displayName: 'Aspect Ratio',
 			type: 'options',
@@ -57,6 +83,8 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 		name: 'resolution',
 		apiName: 'resolution',
 		supports: (m) => m.resolutions.length > 0,
+		what: 'a resolution',
+		parse: (value, m) => parseChoice('resolution', m, value, m.resolutions),
 		describe: (m) => ({
 			displayName: 'Resolution',
 			type: 'options',
@@ -69,6 +97,8 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 		name: 'generateAudio',
 		apiName: 'generate_audio',
 		supports: (m) => m.audio.supported,
+		what: 'audio generation',
+		parse: (value, m) => parseBoolean('generateAudio', m, value),
 		describe: (m) => ({
 			displayName: 'Generate Audio',
 			type: 'boolean',
@@ -80,6 +110,8 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 		name: 'seed',
 		apiName: 'seed',
 		supports: (m) => m.seed,
+		what: 'a seed',
+		parse: (value, m) => parseSeed('seed', m, value),
 		describe: () => ({
 			displayName: 'Seed',
 			type: 'string',
@@ -92,6 +124,8 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 		name: 'firstImage',
 		apiName: 'first_image',
 		supports: (m) => m.firstImage,
+		what: 'a first frame',
+		parse: (value, m) => parseSingleUrl('firstImage', m, value),
 		describe: () => ({
 			displayName: 'First Frame Image URL',
 			type: 'string',
@@ -104,6 +138,8 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 		name: 'lastImage',
 		apiName: 'last_image',
 		supports: (m) => m.lastImage,
+		what: 'a last frame',
+		parse: (value, m) => parseSingleUrl('lastImage', m, value),
 		describe: () => ({
 			displayName: 'Last Frame Image URL',
 			type: 'string',
@@ -116,6 +152,8 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 		name: 'referenceImages',
 		apiName: 'reference_images',
 		supports: (m) => m.references.images > 0,
+		what: 'reference images',
+		parse: (value, m) => parseReferences('referenceImages', m, value, m.references.images, 'reference images'),
 		describe: (m) => ({
 			displayName: `Reference Images (Up to ${m.references.images})`,
 			type: 'string',
@@ -129,6 +167,8 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 		name: 'referenceVideos',
 		apiName: 'reference_videos',
 		supports: (m) => m.references.videos > 0,
+		what: 'reference videos',
+		parse: (value, m) => parseReferences('referenceVideos', m, value, m.references.videos, 'reference videos'),
 		describe: (m) => ({
 			displayName: `Reference Videos (Up to ${m.references.videos})`,
 			type: 'string',
@@ -142,6 +182,8 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 		name: 'referenceAudios',
 		apiName: 'reference_audios',
 		supports: (m) => m.references.audios > 0,
+		what: 'reference audios',
+		parse: (value, m) => parseReferences('referenceAudios', m, value, m.references.audios, 'reference audios'),
 		describe: (m) => ({
 			displayName: `Reference Audios (Up to ${m.references.audios})`,
 			type: 'string',
@@ -164,8 +206,39 @@ export function fieldDefaultFor(spec: ModelFieldSpec, model: VideoModelCapabilit
 
 /** Every default any variant of the field has (the value n8n fills in when another model's variant was shown). */
 export function fieldDefaults(spec: ModelFieldSpec): unknown[] {
-	return [...new Set(VIDEO_MODELS.map((model) => fieldDefaultFor(spec, model)))];
+	return [...new Set(VIDEO_MODELS.filter((model) => spec.supports(model)).map((model) => fieldDefaultFor(spec, model)))];
 }
+
+/** How a field's value reached the node. */
+export interface FieldSource {
+	/** The node parameter is an expression: whatever it gives (not blank) is the user's. */
+	expression: boolean;
+	/** The Model parameter is a fixed choice, so n8n filled in only that model's variant of each field. */
+	modelFixed: boolean;
+}
+
+const sameValue = (a: unknown, b: unknown) =>
+	a === b || (typeof a !== 'object' && typeof b !== 'object' && String(a) === String(b));
+
+/**
+ * Whether the user set a field. n8n stores only values that differ from the default shown and fills in the default
+ * at run time, so a typed value equal to a default cannot be told from "not set" and counts as not set: with a fixed
+ * model the default of that model's variant; with the model from an expression n8n fills in the default of some
+ * variant, so any variant's default. A field given as an expression is the user's whatever it gives (not blank):
+ * that is also how to send a value equal to a default with the model from an expression.
+ */
+export function isSetByUser(
+	spec: ModelFieldSpec,
+	value: unknown,
+	model: VideoModelCapabilities | undefined,
+	source: FieldSource,
+): boolean {
+	if (isEmpty(value)) return false;
+	if (source.expression) return true;
+	const defaults = model && source.modelFixed && spec.supports(model) ? [fieldDefaultFor(spec, model)] : fieldDefaults(spec);
+	return !defaults.some((fallback) => sameValue(value, fallback));
+}
+
 
 /** Generate's model-dependent properties: one per field and group of models with identical rules. */
 export function modelFieldProperties(operation: string): INodeProperties[] {

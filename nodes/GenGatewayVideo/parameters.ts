@@ -1,41 +1,52 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { fieldDefaultFor, fieldDefaults, MODEL_FIELD_SPECS } from './fields';
+import { isSetByUser, MODEL_FIELD_SPECS } from './fields';
+import type { FieldSource } from './fields';
 import { findVideoModel } from './matrix';
 import type { VideoInput } from './request';
 
-/**
- * n8n fills every displayed parameter with its default, so "what the user set" has to be recovered: a value equal to
- * the model's own default is the service's default too and is not sent; a value a hidden variant filled in for a
- * model that lacks the field (possible when the model comes from an expression) is not the user's either.
- */
-export function userSetInput(modelId: unknown, raw: VideoInput): VideoInput {
+/** How the values reached the node: which node parameters are expressions, and whether the model is a fixed choice. */
+export interface InputSource {
+	modelFixed: boolean;
+	expressions: ReadonlySet<string>;
+}
+
+/** Typed values with a fixed model (as the editor stores them) unless told otherwise. */
+const TYPED: InputSource = { modelFixed: true, expressions: new Set() };
+
+/** Keeps, of the values n8n hands the node, only those the user set (fields.ts: isSetByUser). */
+export function userSetInput(modelId: unknown, raw: VideoInput, source: InputSource = TYPED): VideoInput {
 	const model = typeof modelId === 'string' ? findVideoModel(modelId.trim()) : undefined;
-	if (!model) return raw;
 	const input: VideoInput = { prompt: raw.prompt };
-	const same = (a: unknown, b: unknown) =>
-		a === b || (typeof a !== 'object' && typeof b !== 'object' && String(a) === String(b));
 	for (const spec of MODEL_FIELD_SPECS) {
-		const key = spec.name as keyof VideoInput;
-		const value = raw[key];
-		if (value === undefined) continue;
-		if (spec.supports(model)) {
-			const alwaysSent = key === 'duration' && model.duration.required;
-			if (!alwaysSent && same(value, fieldDefaultFor(spec, model))) continue;
-		} else if (fieldDefaults(spec).some((fallback) => same(value, fallback))) {
-			continue;
-		}
-		input[key] = value;
+		const how: FieldSource = { expression: source.expressions.has(spec.name), modelFixed: source.modelFixed };
+		if (isSetByUser(spec, raw[spec.name], model, how)) input[spec.name] = raw[spec.name];
 	}
 	return input;
 }
 
+const isExpression = (value: unknown) => typeof value === 'string' && value.startsWith('=');
+
+/**
+ * Where the node's values come from, read from the node's own parameters (`this.getNode().parameters`: expressions
+ * are kept there as written, "={{ … }}", while typed values are already merged with n8n's defaults).
+ */
+export function inputSource(ctx: IExecuteFunctions): InputSource {
+	const parameters = ctx.getNode().parameters;
+	return {
+		modelFixed: !isExpression(parameters.model),
+		expressions: new Set(MODEL_FIELD_SPECS.map((spec) => spec.name).filter((name) => isExpression(parameters[name]))),
+	};
+}
+
 /** Reads Generate's parameters for one item; hidden parameters read as '' (not set). */
-export function readVideoParameters(ctx: IExecuteFunctions, itemIndex: number): { model: unknown; input: VideoInput } {
+export function readVideoParameters(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	source: InputSource = inputSource(ctx),
+): { model: unknown; input: VideoInput } {
 	const model = ctx.getNodeParameter('model', itemIndex);
 	const raw: VideoInput = { prompt: ctx.getNodeParameter('prompt', itemIndex, '') };
-	for (const spec of MODEL_FIELD_SPECS) {
-		raw[spec.name as keyof VideoInput] = ctx.getNodeParameter(spec.name, itemIndex, '');
-	}
-	return { model, input: userSetInput(model, raw) };
+	for (const spec of MODEL_FIELD_SPECS) raw[spec.name] = ctx.getNodeParameter(spec.name, itemIndex, '');
+	return { model, input: userSetInput(model, raw, source) };
 }

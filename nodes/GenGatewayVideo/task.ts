@@ -39,7 +39,7 @@ export async function submitTask(
 			await gatewayJson<IDataObject>(ctx, {
 				method: 'POST',
 				path: '/v1/tasks/vendor',
-				body: body as unknown as IDataObject,
+				body,
 				kind: 'submit',
 				itemIndex,
 			}),

@@ -82,14 +82,15 @@ describe('through the node (model and fields from expressions)', () => {
 		expect(items).toHaveLength(VALID_CASES.length);
 		const sent = (await mock.log()).filter((e) => e.method === 'POST').map((e) => e.body);
 		expect(sent).toHaveLength(VALID_CASES.length);
-		// Submissions run concurrently: compare as sets. Values equal to the model's defaults are left to the service.
-		const expected = VALID_CASES.map((c) => JSON.stringify(buildVideoRequest(c.model, userSetInput(c.model, c.input))));
+		// Submissions run concurrently: compare as sets. Every field is an expression here, so whatever it gives (not
+		// blank) is the user's and is sent, also a value equal to a default.
+		const source = { modelFixed: false, expressions: new Set(MODEL_FIELD_SPECS.map((spec) => spec.name)) };
+		const expected = VALID_CASES.map((c) => JSON.stringify(buildVideoRequest(c.model, userSetInput(c.model, c.input, source))));
 		expect(sent.map((b) => JSON.stringify(b)).sort()).toEqual(expected.sort());
 	});
 
-	// A boolean of a hidden variant cannot be told apart from its default, so the node ignores it for models
-	// without audio (and never sends it): that case is covered by the unit tests of userSetInput instead.
-	const invalidThroughNode = INVALID_CASES.filter((c) => !(c.field === 'generateAudio' && typeof c.input.generateAudio === 'boolean'));
+	// Every invalid case, also generate_audio set through an expression for a model without audio.
+	const invalidThroughNode = INVALID_CASES;
 
 	it('every invalid combination becomes an error item naming field and model, and nothing is sent', async () => {
 		const result = await runVideo(mock, fromItem, { input: invalidThroughNode.map(asItem), continueOnFail: true });

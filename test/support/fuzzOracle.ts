@@ -5,8 +5,8 @@ import type { VideoModelCapabilities } from '../../nodes/GenGatewayVideo/matrix'
  * An independent oracle for the Video node's Generate parameters: given the model and the raw field values n8n hands
  * the node (whatever an expression produced), says whether the matrix allows the request and, if so, exactly which
  * body the service must receive. Written from the meaning of the contract (sections 2.3, 4.3) and of the node's
- * fields (n8n pre-fills every shown field with its default; a value equal to that pre-fill is "not set"), with the
- * matrix imported as data. It never calls the node's validator.
+ * fields (n8n pre-fills every shown field with its default; a value equal to that pre-fill is "not set", a value the user
+ * did not set is never sent, a required one takes the model's default), with the matrix imported as data. It never calls the node's validator.
  */
 
 /** Raw values per node parameter; `undefined` = the parameter was not there at all. */
@@ -74,14 +74,26 @@ function blank(value: unknown): boolean {
 	);
 }
 
+/**
+ * How the values reached the node. `expressions`: every field is an expression, so whatever it gives (not blank) is
+ * the user's. Otherwise the values are typed: a value that reads as what n8n pre-fills is not the user's; with a fixed
+ * model n8n pre-fills that model's variant of each field, with the model from an expression some variant's.
+ */
+export interface Source {
+	expressions?: boolean;
+	modelFixed?: boolean;
+}
+
 /** The value the user chose, or undefined when the field holds only what n8n put there. */
-function chosen(field: Exclude<Field, 'prompt'>, m: VideoModelCapabilities, value: unknown): unknown {
-	if (value === undefined) return undefined;
+function chosen(field: Exclude<Field, 'prompt'>, m: VideoModelCapabilities, value: unknown, source: Source): unknown {
+	if (blank(value)) return undefined;
+	if (source.expressions) return value;
 	const rule = RULES[field];
-	const prefills = rule.supported(m) ? [rule.prefill(m)] : VIDEO_MODELS.map((other) => rule.prefill(other));
-	const keptAnyway = field === 'duration' && m.duration.required;
-	if (!keptAnyway && prefills.some((prefill) => readsAs(value, prefill))) return undefined;
-	return blank(value) ? undefined : value;
+	const prefills =
+		source.modelFixed !== false && rule.supported(m)
+			? [rule.prefill(m)]
+			: VIDEO_MODELS.filter((other) => rule.supported(other)).map((other) => rule.prefill(other));
+	return prefills.some((prefill) => readsAs(value, prefill)) ? undefined : value;
 }
 
 /** An integer, or text that is one (digits with an optional minus, spaces around allowed); else undefined. */
@@ -117,14 +129,14 @@ function links(value: unknown): string[] | undefined {
 
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
-export function judge(modelValue: unknown, raw: RawParameters): Verdict {
+export function judge(modelValue: unknown, raw: RawParameters, source: Source = {}): Verdict {
 	const model =
 		typeof modelValue === 'string' ? VIDEO_MODELS.find((candidate) => candidate.id === modelValue.trim()) : undefined;
 	if (!model) return { valid: false, fields: ['model'] };
 
 	const bad: string[] = [];
 	const body: Record<string, unknown> = { model: model.id };
-	const value = (field: Exclude<Field, 'prompt'>) => chosen(field, model, raw[field]);
+	const value = (field: Exclude<Field, 'prompt'>) => chosen(field, model, raw[field], source);
 	const refuse = (field: Field) => bad.push(field);
 
 	if (typeof raw.prompt === 'string' && raw.prompt.trim() !== '') body.prompt = raw.prompt;
@@ -132,7 +144,8 @@ export function judge(modelValue: unknown, raw: RawParameters): Verdict {
 
 	const duration = value('duration');
 	if (duration === undefined) {
-		if (model.duration.required) refuse('duration');
+		// Not set by the user: a required duration takes the model's default from the matrix, else none is sent.
+		if (model.duration.required) body.duration = model.duration.default;
 	} else {
 		const seconds = wholeNumber(duration);
 		if (seconds === undefined || seconds < model.duration.min || seconds > model.duration.max) refuse('duration');

@@ -84,9 +84,6 @@ function invalidCases(m: VideoModelCapabilities): VideoCase[] {
 		{ name: 'images over limit', model: m.id, input: { ...ok, referenceImages: urls(m.references.images + 1) }, field: 'referenceImages' },
 		{ name: 'nested array reference', model: m.id, input: { ...ok, referenceImages: [[urls(1)[0]]] }, field: 'referenceImages' },
 	];
-	if (m.duration.required) {
-		cases.push({ name: 'missing required duration', model: m.id, input: { prompt: ok.prompt }, field: 'duration' });
-	}
 	for (const ratio of ALL_RATIOS.filter((r) => !m.aspectRatios.includes(r))) {
 		cases.push({ name: `ratio ${ratio} not allowed`, model: m.id, input: { ...ok, aspectRatio: ratio }, field: 'aspectRatio' });
 	}

@@ -52,7 +52,7 @@ describe('examples/', () => {
 			for (const node of (workflow.nodes as ExampleNode[]).filter((n) => n.type.endsWith('.genGatewayVideo'))) {
 				const p = node.parameters;
 				if (p.operation !== 'generate' || String(p.prompt).startsWith('=')) continue;
-				const ctx = { getNodeParameter: (name: string, _i: number, fallback?: unknown) => p[name] ?? fallback };
+				const ctx = { getNodeParameter: (name: string, _i: number, fallback?: unknown) => p[name] ?? fallback, getNode: () => ({ parameters: p }) };
 				const { model, input } = readVideoParameters(ctx as never, 0);
 				expect(() => buildVideoRequest(model, input)).not.toThrow();
 			}

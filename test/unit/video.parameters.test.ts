@@ -1,7 +1,9 @@
 import { userSetInput } from '../../nodes/GenGatewayVideo/parameters';
 
+const FROM_EXPRESSION = { modelFixed: false, expressions: new Set<string>() };
+
 describe('userSetInput: what counts as set by the user', () => {
-	it('drops values equal to the model defaults, but always keeps a required duration', () => {
+	it('with a fixed model, drops values equal to that model defaults (a required duration then takes the default)', () => {
 		const input = userSetInput('sd_2.0_discount', {
 			prompt: 'p',
 			duration: 5,
@@ -11,7 +13,7 @@ describe('userSetInput: what counts as set by the user', () => {
 			seed: '',
 			referenceImages: '',
 		});
-		expect(input).toEqual({ prompt: 'p', duration: 5 });
+		expect(input).toEqual({ prompt: 'p' });
 	});
 
 	it('drops the default duration of a model where duration may be omitted', () => {
@@ -19,29 +21,33 @@ describe('userSetInput: what counts as set by the user', () => {
 		expect(userSetInput('gk_video', { prompt: 'p', duration: 3 })).toEqual({ prompt: 'p', duration: 3 });
 	});
 
-	it('keeps a value that differs from this model default even if it is another model default', () => {
-		expect(userSetInput('sdx_2.0_nsfw_c1', { prompt: 'p', duration: 5, generateAudio: true })).toEqual({
+	it('with a fixed model, keeps a value that differs from its default even if it is another model default', () => {
+		expect(userSetInput('sdx_2.0_nsfw_c1', { prompt: 'p', duration: 8, generateAudio: true })).toEqual({
 			prompt: 'p',
-			duration: 5,
+			duration: 8,
 			generateAudio: true,
 		});
-		expect(userSetInput('sd_2.0_special', { prompt: 'p', duration: 5, generateAudio: false })).toEqual({
+	});
+
+	it('with the model from an expression, any variant default is what n8n filled in: not set', () => {
+		// n8n shows every variant then, and fills one variant's default into each field.
+		expect(
+			userSetInput('sd_2.0_special', { prompt: 'p', duration: 8, generateAudio: false, resolution: '720p' }, FROM_EXPRESSION),
+		).toEqual({ prompt: 'p' });
+		expect(userSetInput('gk_video', { prompt: 'p', generateAudio: true, seed: '' }, FROM_EXPRESSION)).toEqual({ prompt: 'p' });
+		expect(userSetInput('gk_video', { prompt: 'p', seed: '42' }, FROM_EXPRESSION)).toEqual({ prompt: 'p', seed: '42' });
+	});
+
+	it('a field given as an expression is the user value whatever it is, unless blank', () => {
+		const source = { modelFixed: false, expressions: new Set(['generateAudio', 'duration', 'seed']) };
+		expect(userSetInput('gk_video', { prompt: 'p', generateAudio: true, duration: 8, seed: '' }, source)).toEqual({
 			prompt: 'p',
-			duration: 5,
-			generateAudio: false,
+			generateAudio: true,
+			duration: 8,
 		});
 	});
 
-	it('ignores defaults that a hidden variant filled in for a field the model lacks, keeps real values', () => {
-		// With the model from an expression, n8n shows every variant and fills their defaults.
-		expect(userSetInput('gk_video', { prompt: 'p', generateAudio: true, seed: '', lastImage: '' })).toEqual({
-			prompt: 'p',
-		});
-		expect(userSetInput('gk_video', { prompt: 'p', seed: '42' })).toEqual({ prompt: 'p', seed: '42' });
-	});
-
-	it('passes an unknown model through untouched for the validator to reject', () => {
-		const raw = { prompt: 'p', duration: 5 };
-		expect(userSetInput('nope', raw)).toBe(raw);
+	it('an unknown model: any variant default counts as not set (the validator then rejects the model)', () => {
+		expect(userSetInput('nope', { prompt: 'p', duration: 5, seed: '7' })).toEqual({ prompt: 'p', seed: '7' });
 	});
 });

@@ -12,7 +12,7 @@ describe('buildVideoRequest: valid combinations of every model', () => {
 		if (body.generate_audio !== undefined) expect(typeof body.generate_audio).toBe('boolean');
 		if (body.seed !== undefined) expect(Number.isInteger(body.seed)).toBe(true);
 		for (const key of ['reference_images', 'reference_videos', 'reference_audios'] as const) {
-			if (body[key]) expect(body[key]!.every((u) => /^https:\/\//.test(u))).toBe(true);
+			if (body[key]) expect((body[key] as string[]).every((u) => /^https:\/\//.test(u))).toBe(true);
 		}
 		if (body.first_image !== undefined) expect(typeof body.first_image).toBe('string');
 		// Only known request fields, nothing undefined.
@@ -49,6 +49,22 @@ describe('what is sent', () => {
 		expect(
 			buildVideoRequest('sdx_2.0_nsfw_c1', { prompt: 'p', duration: '7', generateAudio: 'true', seed: '12' }),
 		).toEqual({ model: 'sdx_2.0_nsfw_c1', prompt: 'p', duration: 7, generate_audio: true, seed: 12 });
+	});
+
+	it('a required duration the user did not set takes the model default from the matrix; an optional one is not sent', () => {
+		expect(buildVideoRequest('sd_2.0_discount', { prompt: 'p' })).toEqual({ model: 'sd_2.0_discount', prompt: 'p', duration: 5 });
+		expect(buildVideoRequest('sd_2.0_fast_special', { prompt: 'p', duration: '' })).toEqual({
+			model: 'sd_2.0_fast_special',
+			prompt: 'p',
+			duration: 5,
+		});
+		expect(buildVideoRequest('gk_1.5', { prompt: 'p' })).toEqual({ model: 'gk_1.5', prompt: 'p' });
+	});
+
+	it('refuses a set field the model does not support, naming it', () => {
+		expect(() => buildVideoRequest('gk_video', { prompt: 'p', generateAudio: true })).toThrow(
+			'generateAudio: this model does not support audio generation; leave it empty (model gk_video)',
+		);
 	});
 
 	it('keeps a seed too large for a JS number as its digits', () => {

@@ -7,7 +7,8 @@ import { guardScope, releaseSubmissions, submitOnce } from '../../shared/submiss
 import type { GuardScope } from '../../shared/submissionGuard';
 import { completeTask } from '../completion';
 import { modelFieldProperties, modelProperty } from '../fields';
-import { readVideoParameters } from '../parameters';
+import { inputSource, readVideoParameters } from '../parameters';
+import type { InputSource } from '../parameters';
 import { buildVideoRequest, InvalidVideoRequest } from '../request';
 import type { VideoRequestBody } from '../request';
 import { addRunReport, RunReport } from '../runReport';
@@ -47,9 +48,9 @@ export const generateProperties: INodeProperties[] = [
 type Prepared = { body: VideoRequestBody } | { error: Error };
 
 /** Validates one item's parameters into a request body; nothing is sent for an invalid item. */
-function prepare(ctx: IExecuteFunctions, itemIndex: number): Prepared {
+function prepare(ctx: IExecuteFunctions, itemIndex: number, source: InputSource): Prepared {
 	try {
-		const { model, input } = readVideoParameters(ctx, itemIndex);
+		const { model, input } = readVideoParameters(ctx, itemIndex, source);
 		return { body: buildVideoRequest(model, input) };
 	} catch (error) {
 		if (error instanceof InvalidVideoRequest) {
@@ -106,7 +107,8 @@ function notSubmittedError(ctx: IExecuteFunctions, itemIndex: number): NodeOpera
 
 export async function executeGenerate(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	const count = this.getInputData().length;
-	const prepared = Array.from({ length: count }, (_, itemIndex) => prepare(this, itemIndex));
+	const source = inputSource(this);
+	const prepared = Array.from({ length: count }, (_, itemIndex) => prepare(this, itemIndex, source));
 	// Validate every item before paying for any: without Continue On Fail, one invalid item stops the run up front.
 	const firstInvalid = prepared.find((entry): entry is { error: Error } => 'error' in entry);
 	if (firstInvalid && !this.continueOnFail()) throw firstInvalid.error;
