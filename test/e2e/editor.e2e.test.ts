@@ -1,5 +1,5 @@
-// The Video node in n8n's editor (issue 5), in a real Chromium against a real n8n 1.123.81 (2.41.1 with
-// GEN_GATEWAY_E2E_N8N=2): for each of the 11 models, picked by clicking the Model dropdown, the parameter panel shows
+// The Video node in n8n's editor (issue 5), in a real Chromium against a real n8n 2.41.1 (1.123.81 with
+// GEN_GATEWAY_E2E_N8N=1): for each of the 11 models, picked by clicking the Model dropdown, the parameter panel shows
 // the fields, lists, duration bounds and defaults the capability matrix gives; the credential dialog's test succeeds
 // with the right key and fails with a wrong one. Screenshots of three contrasting panels go to docs/screenshots/ with
 // GEN_GATEWAY_UPDATE_SCREENSHOTS=1 (npm run docs:screenshots).

@@ -1,4 +1,4 @@
-// The Models node inside a real n8n (1.123.81, or 2.x with GEN_GATEWAY_E2E_N8N=2): our built package loaded as a
+// The Models node inside a real n8n (2.41.1, or 1.123.81 with GEN_GATEWAY_E2E_N8N=1): our built package installed as a
 // community package, a credential imported through n8n's CLI, the workflow run by `n8n execute`, and the mock
 // service as a real server on loopback.
 import { spawnMockProcess, type MockClient } from '../mock/process';
