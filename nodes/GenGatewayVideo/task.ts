@@ -1,10 +1,13 @@
+import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { joinUrl, normaliseBaseUrl } from '../shared/baseUrl';
 import { openGate } from '../shared/concurrency';
 import type { Gate } from '../shared/concurrency';
-import { networkError } from '../shared/errors';
+import { asNodeError, networkError } from '../shared/errors';
 import { withLargeChunks } from '../shared/largeChunks';
-import { gatewayJson, gatewayStream, waitFor } from '../shared/transport';
+import { CREDENTIAL_TYPE, downloadUrl, gatewayJson, gatewayStream, waitFor } from '../shared/transport';
+import type { StreamResponse } from '../shared/transport';
 import type { VideoRequestBody } from './request';
 
 /** The video task endpoints (section 4.2): submit, query, list artifacts, stream the content. */
@@ -197,6 +200,62 @@ export async function pollTask(ctx: IExecuteFunctions, taskId: string, options: 
 const MEDIA_TYPE = /^(video|audio|image)\//;
 
 /**
+ * The content of an artifact (section 4.2): the service proxies the temporary video URL, or redirects to it. A
+ * redirect is followed here, without the key to another host, so that a refusal by that host (the temporary URL has
+ * expired) is reported as such and not as a problem with the API key.
+ */
+async function openContent(
+	ctx: IExecuteFunctions,
+	taskId: string,
+	artifact: Pick<Artifact, 'key' | 'mime_type'>,
+	itemIndex: number,
+): Promise<StreamResponse> {
+	const path = `${taskPath(taskId)}/artifacts/${encodeURIComponent(artifact.key)}/content`;
+	const response = await gatewayStream(ctx, {
+		method: 'GET',
+		path,
+		kind: 'read',
+		itemIndex,
+		expectFile: MEDIA_TYPE.test(artifact.mime_type ?? (artifact.key === 'video' ? 'video/mp4' : '')),
+		manualRedirect: true,
+	});
+	if (response.statusCode < 300 || response.statusCode >= 400) return response;
+	response.close();
+	const location = response.headers.location;
+	const base = normaliseBaseUrl((await ctx.getCredentials(CREDENTIAL_TYPE)).baseUrl);
+	let target: URL;
+	try {
+		target = new URL(String(Array.isArray(location) ? location[0] : location), joinUrl(base, path));
+	} catch {
+		throw new NodeOperationError(ctx.getNode(), `The content of task ${taskId} redirected without a usable address`, {
+			itemIndex,
+			description: `The service answered ${response.statusCode} with Location ${JSON.stringify(String(location ?? '')).slice(0, 100)}.`,
+		});
+	}
+	const foreign = target.origin !== new URL(base).origin;
+	return await downloadUrl(ctx, target.href, itemIndex).catch((error: unknown) => {
+		const code = Number((error as { httpCode?: unknown }).httpCode);
+		if (!foreign || ![401, 403, 404, 410].includes(code)) throw asNodeError(ctx, error, itemIndex);
+		throw expiredUrlError(ctx, taskId, target, code, itemIndex);
+	});
+}
+
+/** A temporary video URL that its host no longer serves: what happened and what to do, without the URL's signature. */
+function expiredUrlError(ctx: IExecuteFunctions, taskId: string, target: URL, code: number, itemIndex: number) {
+	const error = new NodeOperationError(
+		ctx.getNode(),
+		`The temporary video URL of task ${taskId} has expired or is gone: ${target.host} answered ${code}`,
+		{
+			itemIndex,
+			description: `The service's content endpoint redirected to a temporary file URL on ${target.host} (not the service), which refused it. Such URLs expire soon after the task ends; this is not a problem with the API key. Run "Download" with Task ID ${taskId} now (the service may hand out a fresh URL); if the video is no longer available, it must be generated again.`,
+		},
+	);
+	error.context.task_id = taskId;
+	error.context.expired_url = true;
+	return error;
+}
+
+/**
  * Streams an artifact straight into n8n's binary data (never whole in memory in filesystem mode). Done right after
  * SUCCESS: the temporary URL behind the content may expire.
  */
@@ -209,13 +268,7 @@ export async function downloadArtifact(
 ): Promise<IBinaryData> {
 	// The gate is held until the file is stored: downloads count against the concurrency limit too.
 	return await gate(async () => {
-		const response = await gatewayStream(ctx, {
-			method: 'GET',
-			path: `${taskPath(taskId)}/artifacts/${encodeURIComponent(artifact.key)}/content`,
-			kind: 'read',
-			itemIndex,
-			expectFile: MEDIA_TYPE.test(artifact.mime_type ?? (artifact.key === 'video' ? 'video/mp4' : '')),
-		});
+		const response = await openContent(ctx, taskId, artifact, itemIndex);
 		const headerType = response.headers['content-type'];
 		const mimeType =
 			artifact.mime_type ??

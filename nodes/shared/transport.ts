@@ -47,6 +47,8 @@ export interface GatewayRequest {
 	 * page or nothing, never stored as the file.
 	 */
 	expectFile?: boolean;
+	/** Hands a 3xx answer back instead of following it (the video content may redirect to a temporary file URL). */
+	manualRedirect?: boolean;
 	/** Idle timeout of the socket. */
 	timeoutMs?: number;
 	/** How the user can raise `timeoutMs`; the error says it when the timeout runs out. */
@@ -173,6 +175,7 @@ interface AttemptSpec {
 	policy: RetryPolicy;
 	timeoutMs: number;
 	timeoutAdvice?: string;
+	manualRedirect?: boolean;
 }
 
 /** axios's own timeout ("timeout of 1000ms exceeded"), not an OS-level ETIMEDOUT while connecting. */
@@ -229,6 +232,7 @@ async function withRetries(
 		}
 
 		const status = response.statusCode;
+		if (spec.manualRedirect && status >= 300 && status < 400) return response;
 		// Accepted, retried, refused or unknown: the one rule in retry.ts (answerVerdict).
 		const verdict = answerVerdict(spec.kind, status);
 		if (verdict === 'accepted') return response;
@@ -289,6 +293,7 @@ async function send(
 		sendCredentialsOnCrossOriginRedirect: false,
 	};
 	if (request.body !== undefined) options.headers = { 'Content-Type': 'application/json' };
+	if (request.manualRedirect) options.disableFollowRedirect = true;
 	const spec: AttemptSpec = {
 		method: request.method,
 		path: request.path,
@@ -298,6 +303,7 @@ async function send(
 		policy: { ...DEFAULT_RETRY_POLICY, ...request.retry },
 		timeoutMs,
 		timeoutAdvice: request.timeoutAdvice,
+		manualRedirect: request.manualRedirect,
 	};
 	let self = ctx;
 	if (hangUp) {
@@ -363,7 +369,8 @@ async function rejectNonFile(ctx: GatewayFunctions, request: GatewayRequest, res
 export async function gatewayStream(ctx: GatewayFunctions, request: GatewayRequest): Promise<StreamResponse> {
 	const hangUp = new AbortController();
 	const response = await send(ctx, request, true, hangUp);
-	if (request.expectFile) await rejectNonFile(ctx, request, response);
+	const redirected = response.statusCode >= 300 && response.statusCode < 400;
+	if (request.expectFile && !redirected) await rejectNonFile(ctx, request, response);
 	return streamResponse(response, hangUp);
 }
 
