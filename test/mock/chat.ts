@@ -4,14 +4,25 @@ import { z } from 'zod';
 import { sendError, sendJson, type RequestContext } from './context';
 import { isChatModel } from './models';
 import { sendSse, type SseEvent } from './sse';
-import { contentText, countTokens, deltas, echoReply } from './text';
+import { contentText, countTokens, deltas, echoReply, type Reply } from './text';
+import { toolTurn, type ChatMessage, type ToolCall, type ToolChoice } from './toolCalls';
+
+const Tool = z.object({
+	type: z.literal('function'),
+	function: z.object({ name: z.string().min(1), description: z.string().optional(), parameters: z.any().optional() }).passthrough(),
+});
+const ToolChoiceSchema = z.union([
+	z.enum(['none', 'auto', 'required']),
+	z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) }),
+]);
 
 const ChatBody = z
 	.object({
 		model: z.string({ required_error: 'required' }),
 		messages: z
 			.array(
-				z.object({ role: z.string(), content: z.union([z.string(), z.array(z.any()), z.null()]) }).passthrough(),
+				// content may be absent on an assistant message that only calls tools (OpenAI allows it).
+				z.object({ role: z.string(), content: z.union([z.string(), z.array(z.any()), z.null()]).optional() }).passthrough(),
 				{ required_error: 'required' },
 			)
 			.min(1, 'must hold at least one message'),
@@ -20,6 +31,8 @@ const ChatBody = z
 		max_tokens: z.number().int().positive().optional(),
 		max_completion_tokens: z.number().int().positive().optional(),
 		response_format: z.object({ type: z.string() }).passthrough().optional(),
+		tools: z.array(Tool).optional(),
+		tool_choice: ToolChoiceSchema.optional(),
 	})
 	.passthrough();
 
@@ -32,11 +45,18 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
 	const body = parsed.data;
 	if (!isChatModel(body.model)) return sendError(ctx, 400, `model: '${body.model}' is not a chat model`);
 
-	const userText = contentText([...body.messages].reverse().find((m) => m.role === 'user')?.content);
-	const jsonMode = body.response_format !== undefined && body.response_format.type !== 'text';
-	const reply = echoReply(userText, jsonMode, body.max_completion_tokens ?? body.max_tokens);
+	const maxTokens = body.max_completion_tokens ?? body.max_tokens;
+	const turn = toolTurn(body.messages as ChatMessage[], body.tools, body.tool_choice as ToolChoice | undefined);
+	const call: ToolCall | undefined = turn.kind === 'call' ? turn.call : undefined;
+	let reply: Reply;
+	if (turn.kind === 'answer') reply = cutAt(turn.text, maxTokens);
+	else {
+		const userText = contentText([...body.messages].reverse().find((m) => m.role === 'user')?.content);
+		const jsonMode = body.response_format !== undefined && body.response_format.type !== 'text';
+		reply = echoReply(userText, jsonMode, maxTokens);
+	}
 	const promptTokens = body.messages.reduce((n, m) => n + countTokens(contentText(m.content)), 0);
-	const completionTokens = countTokens(reply.text);
+	const completionTokens = countTokens(call ? call.function.arguments : reply.text);
 	const usage = {
 		prompt_tokens: promptTokens,
 		completion_tokens: completionTokens,
@@ -46,14 +66,15 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
 	const created = Math.floor(Date.now() / 1000);
 
 	if (!body.stream) {
+		const message = call
+			? { role: 'assistant', content: null, tool_calls: [call] }
+			: { role: 'assistant', content: reply.text };
 		return sendJson(ctx, 200, {
 			id,
 			object: 'chat.completion',
 			created,
 			model: body.model,
-			choices: [
-				{ index: 0, message: { role: 'assistant', content: reply.text }, finish_reason: reply.finishReason },
-			],
+			choices: [{ index: 0, message, finish_reason: call ? 'tool_calls' : reply.finishReason }],
 			usage,
 		});
 	}
@@ -67,10 +88,34 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
 			...extra,
 		},
 	});
-	const events: SseEvent[] = [
-		chunk({ role: 'assistant', content: '' }, null),
-		...deltas(reply.text).map((content) => chunk({ content }, null)),
-		chunk({}, reply.finishReason, { usage }),
-	];
+	const events: SseEvent[] = call
+		? [
+				// As OpenAI streams a call: id, type and name first, then the arguments in pieces.
+				chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, null),
+				...pieces(call.function.arguments).map((args) => chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] }, null)),
+				chunk({}, 'tool_calls', { usage }),
+			]
+		: [
+				chunk({ role: 'assistant', content: '' }, null),
+				...deltas(reply.text).map((content) => chunk({ content }, null)),
+				chunk({}, reply.finishReason, { usage }),
+			];
 	await sendSse(ctx, events);
+}
+
+/** A final answer cut at maxTokens words, as the echo is. */
+function cutAt(text: string, maxTokens?: number): Reply {
+	const words = text.match(/\S+\s*/g) ?? [];
+	if (maxTokens !== undefined && maxTokens > 0 && words.length > maxTokens) {
+		return { text: words.slice(0, maxTokens).join('').trimEnd(), finishReason: 'length' };
+	}
+	return { text, finishReason: 'stop' };
+}
+
+/** Tool-call arguments in a few pieces (clients must join them before parsing). */
+function pieces(text: string): string[] {
+	const size = Math.max(1, Math.ceil(text.length / 3));
+	const out: string[] = [];
+	for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+	return out.length > 0 ? out : [''];
 }
