@@ -108,6 +108,14 @@ async function* watched(stream: Readable, watch: IdleWatch): AsyncGenerator<Buff
 	}
 }
 
+/**
+ * The stream ended because it was silent for the Timeout: our watch hung up, or the socket's own idle time-out (the
+ * same length, follow-redirects) destroyed it a moment before the watch woke up.
+ */
+function timedOut(watch: IdleWatch, request: StreamRequest): boolean {
+	return watch.fired || watch.silentMs() >= request.timeoutMs - 250;
+}
+
 function silentStreamError(ctx: IExecuteFunctions, request: StreamRequest, partial: string): NodeApiError {
 	return brokenStreamError(
 		ctx,
@@ -141,11 +149,11 @@ async function plainAnswer(
 	try {
 		text = await readAll(watched(stream, watch));
 	} catch (error) {
-		if (watch.fired) throw silentStreamError(ctx, request, '');
+		if (timedOut(watch, request)) throw silentStreamError(ctx, request, '');
 		throw brokenStreamError(ctx, request, '', reasonOf(error));
 	}
 	// Hung up by the idle watch: what arrived is cut short.
-	if (watch.fired) throw silentStreamError(ctx, request, '');
+	if (timedOut(watch, request)) throw silentStreamError(ctx, request, '');
 	try {
 		const parsed = JSON.parse(text) as unknown;
 		if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as IDataObject;
@@ -190,7 +198,9 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 			const parsed = parseEventData(event.data);
 			if (!parsed) {
 				// An error event may carry plain text: it is still the service's error.
-				if (event.event === 'error') throw new StreamEventError(event.data.trim().slice(0, 500) || 'The service reported an error');
+				if (event.event === 'error') {
+					throw new StreamEventError(event.data.trim().slice(0, 500) || 'The service reported an error');
+				}
 				throw new UnreadableEventError('an event whose data is not JSON');
 			}
 			const payload = parsed.value;
@@ -207,7 +217,7 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 		}
 	} catch (error) {
 		// Hung up by the idle watch (the read then ends or fails in whatever way the hang-up caused).
-		if (watch.fired && !ctx.getExecutionCancelSignal()?.aborted) {
+		if (timedOut(watch, request) && !ctx.getExecutionCancelSignal()?.aborted) {
 			throw silentStreamError(ctx, request, assembler.text());
 		}
 		if (error instanceof NodeApiError) throw asNodeError(ctx, error, itemIndex);

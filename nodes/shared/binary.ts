@@ -92,7 +92,8 @@ export function describeBytes(head: Buffer, totalKnown?: number): string {
 	}
 	const hex = [...head.subarray(0, 8)].map((byte) => byte.toString(16).padStart(2, '0')).join(' ');
 	const size = totalKnown ?? head.length;
-	return `${size}${totalKnown === undefined && head.length >= SNIFF_BYTES ? '+' : ''} bytes of an unknown binary type (starting ${hex})`;
+	const more = totalKnown === undefined && head.length >= SNIFF_BYTES ? '+' : '';
+	return `${size}${more} bytes of an unknown binary type (starting ${hex})`;
 }
 
 /**

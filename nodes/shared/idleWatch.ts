@@ -1,15 +1,18 @@
 import { abortableSleep } from './wait';
 
 /**
- * Calls `onIdle` once when `touch()` was not called for `idleMs`. A stream that goes silent is otherwise waited on for
- * ever: axios's timeout stops once the answer has begun (n8n 2.x). Community nodes may not use setTimeout, so it
- * sleeps through n8n-workflow's abortable wait, one sleep at a time, re-armed only when it wakes up.
+ * Calls `onIdle` once when `touch()` was not called for `idleMs`. The request's own timeout does not always cover a
+ * stream once its answer has begun: follow-redirects' socket time-out does, but axios's native path (n8n 2.x with
+ * SSRF protection follows redirects itself) stops timing at the response. Community nodes may not use setTimeout, so
+ * it sleeps through n8n-workflow's abortable wait, one sleep at a time, re-armed only when it wakes up.
  */
 export interface IdleWatch {
 	touch(): void;
 	stop(): void;
 	/** True once `onIdle` was called. */
 	readonly fired: boolean;
+	/** Milliseconds since the last `touch()` (or the start). */
+	silentMs(): number;
 }
 
 export function idleWatch(idleMs: number, onIdle: () => void): IdleWatch {
@@ -40,5 +43,6 @@ export function idleWatch(idleMs: number, onIdle: () => void): IdleWatch {
 		get fired() {
 			return fired;
 		},
+		silentMs: () => Date.now() - last,
 	};
 }

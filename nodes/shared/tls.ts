@@ -54,7 +54,8 @@ export function errorTexts(error: unknown): string[] {
 	for (const candidate of [error, (error as { cause?: unknown } | undefined)?.cause]) {
 		const record = candidate as { message?: unknown; description?: unknown; messages?: unknown } | undefined;
 		for (const value of [record?.message, record?.description]) if (typeof value === 'string') texts.push(value);
-		if (Array.isArray(record?.messages)) texts.push(...record.messages.filter((m): m is string => typeof m === 'string'));
+		const messages: unknown[] = Array.isArray(record?.messages) ? record.messages : [];
+		texts.push(...messages.filter((m): m is string => typeof m === 'string'));
 	}
 	return texts;
 }

@@ -180,7 +180,8 @@ interface AttemptSpec {
 
 /** axios's own timeout ("timeout of 1000ms exceeded"), not an OS-level ETIMEDOUT while connecting. */
 function isRequestTimeout(code: string, texts: readonly string[]): boolean {
-	return (code === 'ECONNABORTED' || code === 'ETIMEDOUT') && texts.some((text) => /timeout (of \d+ms )?exceeded/i.test(text));
+	if (code !== 'ECONNABORTED' && code !== 'ETIMEDOUT') return false;
+	return texts.some((text) => /timeout (of \d+ms )?exceeded/i.test(text));
 }
 
 /**

@@ -16,6 +16,22 @@ import type { RunResult } from '../harness/engine';
 
 const API_KEY = 'sentinel-key-timeouts-3c9d';
 
+jest.setTimeout(30_000);
+
+/** Timers of the servers below, cleared when a test ends (a late answer must not keep jest waiting). */
+const timers = new Set<ReturnType<typeof setTimeout>>();
+const later = (ms: number, fn: () => void) => {
+	const timer = setTimeout(() => {
+		timers.delete(timer);
+		fn();
+	}, ms);
+	timers.add(timer);
+};
+afterEach(() => {
+	for (const timer of timers) clearTimeout(timer);
+	timers.clear();
+});
+
 type Handler = (req: IncomingMessage, res: ServerResponse, body: IDataObject) => void;
 
 interface Served {
@@ -48,7 +64,6 @@ async function withServer(handler: Handler, test: (s: Served) => Promise<void>):
 	}
 }
 
-const later = (ms: number, fn: () => void) => setTimeout(fn, ms);
 
 const json = (res: ServerResponse, body: unknown) => {
 	if (res.destroyed) return;
@@ -90,7 +105,8 @@ describe('a non-streamed answer slower than the Timeout', () => {
 		['Image', 'genGatewayImage', image({ timeout: 1, responseFormat: 'url' }), '/v1/images/generations', { data: [{ url: 'http://127.0.0.1:9/x.png' }] }],
 	])('%s: an unknown outcome naming the Timeout and how to raise it, sent once', async (_name, type, parameters, path, answer) => {
 		await withServer(
-			(_req, res) => later(2500, () => json(res, answer)),
+			// Far later than the Timeout of 1 s (the engine's own start-up may take a second on a busy machine).
+			(_req, res) => later(8000, () => json(res, answer)),
 			async (server) => {
 				const started = Date.now();
 				const result = await run(type, parameters, server.url);
@@ -100,7 +116,7 @@ describe('a non-streamed answer slower than the Timeout', () => {
 				);
 				expect(error.description).toContain('raise the node\'s "Timeout" option (Options → Timeout, in seconds)');
 				expect(error.context?.outcomeUnknown).toBe(true);
-				expect(Date.now() - started).toBeLessThan(2400);
+				expect(Date.now() - started).toBeLessThan(6000);
 				expect(server.posts()).toBe(1);
 			},
 		);
@@ -121,8 +137,8 @@ describe('a stream silent for longer than the Timeout', () => {
 			(_req, res) => {
 				res.writeHead(200, { 'Content-Type': 'text/event-stream' });
 				res.write(first);
-				// Before the fix: n8n 2.x waits until the server gives up (here after 4 s; real ones, maybe never).
-				later(4000, () => res.destroy());
+				// Before the fix: waited 120 s for the socket time-out (here the server gives up after 8 s).
+				later(8000, () => res.destroy());
 			},
 			async (server) => {
 				const started = Date.now();
@@ -133,7 +149,7 @@ describe('a stream silent for longer than the Timeout', () => {
 				);
 				expect(item.json.partialContent).toBe('Hel');
 				expect(item.json.errorDescription).toContain('Options → Timeout');
-				expect(Date.now() - started).toBeLessThan(3000);
+				expect(Date.now() - started).toBeLessThan(6000);
 				expect(server.closedByClient()).toBe(true);
 				expect(server.posts()).toBe(1);
 			},
