@@ -175,7 +175,8 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 		timeoutMs: request.timeoutMs,
 		timeoutAdvice: TIMEOUT_ADVICE,
 	});
-	// axios's timeout ends once the answer has begun; from here a silence longer than the Timeout hangs up.
+	// The request's timeout may stop timing once the answer has begun (shared/idleWatch.ts): a silence longer than the
+	// Timeout hangs up here.
 	const watch = idleWatch(request.timeoutMs, () => response.close());
 	const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
 	if (contentType.includes('application/json')) {
