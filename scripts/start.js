@@ -3,7 +3,8 @@
 //   1. installs the pinned n8n once (scripts/install-n8n.sh; minutes the first time, then instant)
 //   2. starts the mock service (test/mock) on a random loopback port (MOCK_PORT to pin it)
 //   3. keeps n8n's data in .n8n-dev/ (gitignored; delete it to start over)
-//   4. imports the credential "Gen Gateway (mock)" and every workflow in examples/ (re-imported on each start,
+//   4. imports the credential "Gen Gateway (mock)", the OpenAI credential "Gen Gateway as OpenAI (mock)" (Base URL
+//      <mock>/v1, for the AI Agent example's chat model) and every workflow in examples/ (re-imported on each start,
 //      so examples/ stays the source of truth: save your own variants under another name)
 //   5. runs `n8n start` on 127.0.0.1:5678 (PORT to change), with an owner account, and prints how to log in
 // Ctrl-C stops n8n and the mock. Plain JS that loads the TypeScript toolkit through ts-node (transpile only).
@@ -19,6 +20,8 @@ const { spawnMockProcess } = require('../test/mock/process');
 
 const DEV_HOME = path.join(root, '.n8n-dev');
 const MOCK_CREDENTIAL = { id: 'GenGatewayMock01', name: 'Gen Gateway (mock)', type: 'genGatewayApi' };
+// n8n's own OpenAI credential, for the OpenAI Chat Model node of an AI Agent example: Base URL = the mock's /v1.
+const MOCK_OPENAI_CREDENTIAL = { id: 'GenGatewayOpenAI', name: 'Gen Gateway as OpenAI (mock)', type: 'openAiApi' };
 
 const say = (message) => process.stdout.write(`[start] ${message}\n`);
 
@@ -49,6 +52,9 @@ function examples() {
 			for (const node of workflow.nodes ?? []) {
 				if (node.credentials?.genGatewayApi) {
 					node.credentials.genGatewayApi = { id: MOCK_CREDENTIAL.id, name: MOCK_CREDENTIAL.name };
+				}
+				if (node.credentials?.openAiApi) {
+					node.credentials.openAiApi = { id: MOCK_OPENAI_CREDENTIAL.id, name: MOCK_OPENAI_CREDENTIAL.name };
 				}
 			}
 			return { name, workflow: { ...workflow, id: workflow.id ?? idFor(name) } };
@@ -81,6 +87,8 @@ async function main() {
 		const home = await createN8nHome({ dir: DEV_HOME, logLevel: 'info', echo: true, build: true });
 		await home.importCredential({ ...MOCK_CREDENTIAL, data: { baseUrl: mock.url, apiKey: mock.apiKey } });
 		say(`credential "${MOCK_CREDENTIAL.name}" → ${mock.url}`);
+		await home.importCredential({ ...MOCK_OPENAI_CREDENTIAL, data: { apiKey: mock.apiKey, url: `${mock.url}/v1` } });
+		say(`credential "${MOCK_OPENAI_CREDENTIAL.name}" → ${mock.url}/v1`);
 		const found = examples();
 		await home.importWorkflows(found.map(({ workflow }) => workflow));
 		for (const { name, workflow } of found) say(`workflow "${workflow.name}" from examples/${name}`);

@@ -125,7 +125,7 @@ describe('chat completions with tools', () => {
 });
 
 describe('tool arguments', () => {
-	it('fill every property: explicit markers (JSON when JSON), text, default or minimum, boolean, object', () => {
+	it('fill every property: explicit markers (JSON when JSON), a default, text, minimum, boolean, object', () => {
 		const parameters = {
 			type: 'object',
 			properties: {
@@ -135,6 +135,7 @@ describe('tool arguments', () => {
 				audio: { type: 'boolean' },
 				extra: { anyOf: [{ type: 'object' }, { type: 'array' }] },
 				seed: { type: 'number' },
+				ratio: { type: 'string', default: '16:9' },
 			},
 		};
 		expect(toolArguments(parameters, 'make it [[tool=x]] [[arg.seed=42]] [[arg.style="noir"]]')).toEqual({
@@ -144,6 +145,7 @@ describe('tool arguments', () => {
 			audio: false,
 			extra: { text: 'make it' },
 			seed: 42,
+			ratio: '16:9',
 			style: 'noir',
 		});
 		expect(withoutToolMarkers('[[tool=a]] keep [[slow]] [[arg.k=1]]')).toBe('keep [[slow]]');

@@ -5,8 +5,8 @@
  *   first, else the first offered name containing NAME, case-insensitive); `tool_choice` naming a function forces it,
  *   `tool_choice: 'required'` without a marker calls the first tool offered;
  * - arguments come from the tool's JSON schema: `[[arg.KEY=VALUE]]` (VALUE parsed as JSON when it is JSON), else a
- *   string gets the user's text without the tool markers (other markers, such as a video's `[[instant]]`, stay),
- *   a number its default, minimum or 5, a boolean its default or false, an enum its first value;
+ *   property with a default gets it, an enum its first value, a string the user's text without the tool markers (other
+ *   markers, such as a video's `[[instant]]`, stay), a number its minimum or 5, a boolean false;
  * - the conversation ends with `tool` messages → a final answer quoting each tool result.
  * Without the marker (or with `tool_choice: 'none'`) the chat echoes as before.
  */
@@ -84,13 +84,15 @@ function typeOf(schema: JsonSchema): string | undefined {
 
 /** The value the mock "chooses" for one property of a tool's schema. */
 export function valueFor(schema: JsonSchema, text: string): unknown {
+	// A default (n8n's `$fromAI(key, description, type, default)`) is what a model would usually keep.
+	if (schema.default !== undefined) return schema.default;
 	if (schema.enum && schema.enum.length > 0) return schema.enum[0];
 	switch (typeOf(schema)) {
 		case 'number':
 		case 'integer':
-			return typeof schema.default === 'number' ? schema.default : (schema.minimum ?? 5);
+			return schema.minimum ?? 5;
 		case 'boolean':
-			return typeof schema.default === 'boolean' ? schema.default : false;
+			return false;
 		case 'object':
 			return { text };
 		case 'array':

@@ -37,13 +37,17 @@ describe('examples/', () => {
 	it.each(examples.map((e) => [e.file, e.workflow]))('%s: our nodes exist, use the shared credential, connect in a chain', (_, workflow) => {
 		const nodes = workflow.nodes as ExampleNode[];
 		for (const node of nodes.filter((n) => n.type.startsWith('n8n-nodes-gen-gateway.'))) {
-			expect(() => nodeTypes.getByNameAndVersion(node.type, 1)).not.toThrow();
+			// n8n derives `<name>Tool` (an agent's tool) from a node that is usableAsTool.
+			const base = node.type.replace(/Tool$/, '');
+			expect(() => nodeTypes.getByNameAndVersion(base, 1)).not.toThrow();
+			if (base !== node.type) expect(nodeTypes.getByNameAndVersion(base, 1).description.usableAsTool).toBe(true);
 			expect(node.credentials).toEqual({ genGatewayApi: { id: 'GenGatewayMock01', name: 'Gen Gateway (mock)' } });
 		}
 		const names = new Set(nodes.map((n) => n.name));
-		for (const [from, outputs] of Object.entries(workflow.connections as Record<string, { main: Array<Array<{ node: string }>> }>)) {
+		// main, and for an agent ai_languageModel / ai_tool.
+		for (const [from, outputs] of Object.entries(workflow.connections as Record<string, Record<string, Array<Array<{ node: string }>>>>)) {
 			expect(names.has(from)).toBe(true);
-			for (const target of outputs.main.flat()) expect(names.has(target.node)).toBe(true);
+			for (const target of Object.values(outputs).flat(2)) expect(names.has(target.node)).toBe(true);
 		}
 	});
 
