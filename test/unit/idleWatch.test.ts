@@ -1,0 +1,38 @@
+/** The idle watch behind the Chat Timeout for streams: fires once after a silence, never while touched, never after stop. */
+import { idleWatch } from '../../nodes/shared/idleWatch';
+
+const pause = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('idleWatch', () => {
+	it('fires once after idleMs without a touch', async () => {
+		let calls = 0;
+		const watch = idleWatch(100, () => calls++);
+		await pause(60);
+		expect(watch.fired).toBe(false);
+		await pause(120);
+		expect(watch.fired).toBe(true);
+		expect(calls).toBe(1);
+		expect(watch.silentMs()).toBeGreaterThanOrEqual(100);
+		watch.stop();
+	});
+
+	it('does not fire while touched more often than idleMs, however long it runs', async () => {
+		const watch = idleWatch(100, () => undefined);
+		for (let i = 0; i < 6; i++) {
+			await pause(50);
+			watch.touch();
+		}
+		expect(watch.fired).toBe(false);
+		expect(watch.silentMs()).toBeLessThan(100);
+		watch.stop();
+	});
+
+	it('never fires after stop', async () => {
+		const watch = idleWatch(50, () => {
+			throw new Error('fired after stop');
+		});
+		watch.stop();
+		await pause(120);
+		expect(watch.fired).toBe(false);
+	});
+});
