@@ -1,0 +1,150 @@
+// examples/ai-agent-video-tool.json in a real n8n (2.41.1 by default), served by `n8n start` and driven over HTTP as a
+// chat client drives it: a message to the Chat Trigger's production URL → n8n's AI Agent, whose model is n8n's own
+// OpenAI Chat Model node (LangChain's ChatOpenAI, a client nobody here wrote) with an OpenAI credential whose Base URL
+// is the mock's /v1 → the mock's "model" calls the Video tool (scripted by [[tool=...]] / [[arg.KEY=VALUE]] markers
+// in the message, see test/mock/toolCalls.ts) → the Gen Gateway Video tool submits once, waits, downloads → the
+// model's final answer reaches the chat. The workflow file runs unchanged; only its two credentials are imported.
+import { spawnMockProcess, type MockClient } from '../mock/process';
+import type { LogEntry } from '../mock/types';
+import { exampleCredential, loadExample, type ExampleWorkflow } from './lib/examples';
+import { importWorkflows } from './lib/imports';
+import { logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './lib/runs';
+import { createN8nHome, e2eMajor, randomId, type N8nHome, type N8nServer } from './n8n';
+
+const FILE = 'ai-agent-video-tool.json';
+/** The OpenAI credential the example names (npm start imports the same one). */
+const OPENAI_CREDENTIAL = { id: 'GenGatewayOpenAI', name: 'Gen Gateway as OpenAI (mock)' } as const;
+const MP4_FTYP = Buffer.from('ftyp');
+
+/** n8n's REST API sends run data in the `flatted` format: every object and string is an index into one array. */
+function unflatten(text: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
+	const table = JSON.parse(text) as unknown[];
+	const done = new Map<number, unknown>();
+	const revive = (index: number): unknown => {
+		const value = table[index];
+		if (typeof value !== 'object' || value === null) return value;
+		if (done.has(index)) return done.get(index);
+		const out: Record<string, unknown> = Array.isArray(value) ? ([] as unknown as Record<string, unknown>) : {};
+		done.set(index, out);
+		for (const [key, member] of Object.entries(value)) out[key] = typeof member === 'string' ? revive(Number(member)) : member;
+		return out;
+	};
+	return revive(0);
+}
+
+const chatCalls = (log: LogEntry[]) => log.filter((entry) => entry.method === 'POST' && entry.path === '/v1/chat/completions');
+
+describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway Video as a tool', () => {
+	const apiKey = `sk-e2e-agent-${randomId(24)}`;
+	let mock: MockClient;
+	let home: N8nHome;
+	let server: N8nServer;
+	let cookie: string;
+	let workflow: ExampleWorkflow;
+	let chatUrl: string;
+
+	beforeAll(async () => {
+		// The video takes 1.6 s at the mock: the tool's first status check finds it unfinished and really waits.
+		mock = await spawnMockProcess({ apiKey, defaults: { queuedMs: 100, runMs: 1500 } });
+		home = await createN8nHome({ build: true });
+		await home.importCredential(exampleCredential(mock.url, apiKey));
+		// n8n's own OpenAI credential: Base URL = the service's /v1 (the package's credential takes the root).
+		await home.importCredential({ ...OPENAI_CREDENTIAL, type: 'openAiApi', data: { apiKey, url: `${mock.url}/v1` } });
+		workflow = loadExample(FILE);
+		await importWorkflows(home, [workflow]);
+		// Active before the server starts: the Chat Trigger's production webhook is registered at start-up.
+		const activation = await home.cli(['update:workflow', `--id=${workflow.id}`, '--active=true']);
+		if (activation.exitCode !== 0) throw new Error(`n8n update:workflow failed:\n${activation.stdout}\n${activation.stderr}`);
+		server = await home.startServer();
+		cookie = await server.ownerSession();
+		const trigger = workflow.nodes.find((node) => node.type === '@n8n/n8n-nodes-langchain.chatTrigger') as { webhookId: string };
+		chatUrl = `${server.url}/webhook/${trigger.webhookId}/chat`;
+	}, SETUP_TIMEOUT);
+
+	afterAll(async () => {
+		await server?.stop();
+		await mock?.stop();
+		await home?.dispose();
+	});
+
+	/** One chat message as n8n's chat widget sends it (the owner's session cookie: the example asks for an n8n user). */
+	const sendMessage = async (chatInput: string, withCookie = true) =>
+		await fetch(chatUrl, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json', ...(withCookie ? { cookie } : {}) },
+			body: JSON.stringify({ action: 'sendMessage', sessionId: randomId(12), chatInput }),
+			signal: AbortSignal.timeout(RUN_TIMEOUT - 10_000),
+		});
+
+	it('the chat is closed to callers who are not logged in to n8n (the example is not an open paid endpoint)', async () => {
+		const seen = await logCursor(mock);
+		const response = await sendMessage('Make a video [[tool=Generate_Video]]', false);
+		expect(response.status).toBe(401);
+		expect(chatCalls(await seen())).toEqual([]);
+	});
+
+	it(
+		'a chat message: the model calls Generate_Video once, the video is made at the mock, the answer reaches the chat',
+		async () => {
+			const seen = await logCursor(mock);
+			const text = 'Make a video of a red fox running through fresh snow at sunrise';
+			const response = await sendMessage(`${text} [[tool=Generate_Video]] [[arg.duration=6]] [[arg.aspect_ratio=9:16]]`);
+			const answer = await response.text();
+			expect({ status: response.status, answer }).toMatchObject({ status: 200 });
+			const log = await seen();
+
+			// Exactly one paid submission, with the arguments the model chose (the prompt from the message).
+			const submissions = submissionsIn(log);
+			expect(submissions).toHaveLength(1);
+			expect(submissions[0].body).toEqual({ model: 'sd_2.0_fast_discount', prompt: text, duration: 6, aspect_ratio: '9:16' });
+			const taskId = submissions[0].taskId!;
+			expect(taskId).toMatch(/^task_/);
+
+			// Two model turns through n8n's OpenAI Chat Model: the first offered the three tools, the second carried the
+			// tool's answer.
+			const calls = chatCalls(log);
+			expect(calls).toHaveLength(2);
+			const first = calls[0].body as { model: string; tools: Array<{ function: { name: string } }> };
+			expect(first.model).toBe('gpt-4o-mini');
+			expect(first.tools.map((tool) => tool.function.name).sort()).toEqual(['Generate_Image', 'Generate_Video', 'List_Models']);
+			expect(calls.every((call) => call.authorized && call.status === 200)).toBe(true);
+
+			// What the model got back from the tool: compact JSON with the task, its status and the request, no bytes.
+			const messages = (calls[1].body as { messages: Array<{ role: string; content: string }> }).messages;
+			const toolMessage = messages[messages.length - 1];
+			expect(toolMessage.role).toBe('tool');
+			expect(toolMessage.content).toContain(taskId);
+			expect(toolMessage.content).toContain('"status":"SUCCESS"');
+			expect(toolMessage.content.length).toBeLessThan(2000);
+			expect(toolMessage.content).not.toMatch(/video\/mp4","data"|"binary"|[A-Za-z0-9+/]{200,}/);
+
+			// The chat gets the model's final answer (lastNode: the agent's `output`), which quotes the tool's result.
+			const body = JSON.parse(answer) as { output: string };
+			expect(body.output).toContain('Tool Generate_Video returned:');
+			expect(body.output).toContain(taskId);
+
+			// The mp4 stays on the tool's output item as binary data (on disk), byte for byte the mock's.
+			const executions = await server.rest('GET', `/rest/executions?filter=${encodeURIComponent(JSON.stringify({ workflowId: workflow.id }))}`, { cookie });
+			const [latest] = executions.body.data.results as Array<{ id: string; status: string }>;
+			expect(latest.status).toBe('success');
+			const execution = await server.rest('GET', `/rest/executions/${latest.id}`, { cookie });
+			const runData = unflatten(execution.body.data.data).resultData.runData;
+			const [videoItem] = runData['Generate Video'][0].data.ai_tool[0];
+			expect(videoItem.json).toMatchObject({ task_id: taskId, status: 'SUCCESS', model: 'sd_2.0_fast_discount' });
+			expect(videoItem.binary.data).toMatchObject({ mimeType: 'video/mp4', fileName: `${taskId}.mp4` });
+			const bytes = await home.binaryFile(videoItem.binary.data.id);
+			expect(bytes.subarray(4, 8)).toEqual(MP4_FTYP);
+			expect(sha256(bytes)).toBe(await mock.artifactSha256(taskId));
+		},
+		RUN_TIMEOUT,
+	);
+
+	it('runs on the line the suite was asked for', () => {
+		expect(home.install.major).toBe(e2eMajor());
+	});
+
+	it("never writes the API key to n8n's output, logs or any file of the n8n home", () => {
+		expect(home.logs()).toContain('Generate Video');
+		expect(home.findSecret(apiKey)).toEqual([]);
+	});
+});
