@@ -18,12 +18,17 @@ export class InvalidVideoRequest extends Error {
 
 const MAX_URL_LENGTH = 4096;
 
+/** A user name or password inside a URL (`//user:pass@host`) never reaches a message. */
+export function redactUserInfo(text: string): string {
+	return text.replace(/\/\/[^/?#\s@]*@/g, '//***@');
+}
+
 export function describeValue(value: unknown): string {
 	if (value === null) return 'null';
 	if (Array.isArray(value)) return `an array of ${value.length}`;
 	if (typeof value === 'object') return 'an object';
 	if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-	const text = String(value);
+	const text = redactUserInfo(String(value));
 	return JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text);
 }
 
@@ -37,46 +42,64 @@ export function isEmpty(value: unknown): boolean {
 	);
 }
 
-function checkUrl(field: string, model: string, value: unknown): string {
+/**
+ * One URL the service can fetch, checked with the WHATWG URL parser (the one browsers use): written out as
+ * `http://` or `https://` (so `https:host` and `http:/x`, which the parser would quietly repair, are refused), with
+ * a host, without white space or backslashes inside (the parser would rewrite them), and without a user name or
+ * password (it would be sent on and echoed in the node's output).
+ */
+export function checkUrl(field: string, model: string, value: unknown): string {
 	if (typeof value !== 'string') {
 		throw new InvalidVideoRequest(field, model, `each entry must be an HTTP(S) URL, got ${describeValue(value)}`);
 	}
 	const text = value.trim();
+	const refuse = (why: string): never => {
+		throw new InvalidVideoRequest(field, model, `${describeValue(text)} ${why}`);
+	};
+	if (text.length > MAX_URL_LENGTH) refuse(`is longer than ${MAX_URL_LENGTH} characters`);
+	if (/\s/.test(text)) refuse('contains white space; give one URL per entry (spaces inside a URL are written %20)');
+	if (text.includes('\\')) refuse('contains a backslash; URLs use forward slashes');
 	let url: URL | undefined;
 	try {
-		url = text.length <= MAX_URL_LENGTH ? new URL(text) : undefined;
+		url = new URL(text);
 	} catch {
 		url = undefined;
 	}
-	if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
-		throw new InvalidVideoRequest(
-			field,
-			model,
-			`${describeValue(text)} is not an HTTP(S) URL; file:// URLs and local paths are not allowed (the service must be able to fetch it)`,
+	if (!url || !/^https?:\/\//i.test(text) || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
+		refuse(
+			'is not an HTTP(S) URL (it must start with http:// or https:// and name a host); file:// URLs and local paths are not allowed (the service must be able to fetch it)',
 		);
+	}
+	if (url!.username || url!.password) {
+		refuse('contains a user name or password; these are not sent (the URL would carry them to the service and into the output)');
 	}
 	return text;
 }
 
-/** A URL list from an array (an expression) or from text with URLs separated by commas, spaces or new lines. */
+/**
+ * Text holding URLs: split on white space and new lines, and on a comma only where another `http(s)://` follows, so
+ * that URLs with commas (common on image CDNs: `…/w_200,h_100/a.png`) stay whole. Commas around an entry are dropped.
+ */
+export function splitUrlText(text: string): string[] {
+	return text
+		.split(/\s+|,(?=\s*https?:\/\/)/i)
+		.map((part) => part.replace(/^,+|,+$/g, ''))
+		.filter((part) => part !== '');
+}
+
+/** A URL list from an array (an expression) or from text (see splitUrlText). */
 export function parseUrlList(field: string, model: string, value: unknown): string[] {
 	if (isEmpty(value)) return [];
-	const entries = Array.isArray(value)
-		? value
-		: typeof value === 'string'
-			? value.split(/[\s,]+/).filter((part) => part !== '')
-			: [value];
+	const entries = Array.isArray(value) ? value : typeof value === 'string' ? splitUrlText(value) : [value];
 	return entries.map((entry) => checkUrl(field, model, entry));
 }
 
 export function parseSingleUrl(field: string, model: VideoModelCapabilities, value: unknown): string {
-	if (Array.isArray(value)) {
-		if (value.length !== 1) {
-			throw new InvalidVideoRequest(field, model.id, `takes exactly one URL, got ${value.length}`);
-		}
-		return checkUrl(field, model.id, value[0]);
+	const entries = Array.isArray(value) ? value : typeof value === 'string' ? splitUrlText(value) : [value];
+	if (entries.length !== 1) {
+		throw new InvalidVideoRequest(field, model.id, `takes exactly one URL, got ${entries.length}`);
 	}
-	return checkUrl(field, model.id, value);
+	return checkUrl(field, model.id, entries[0]);
 }
 
 function parseInteger(value: unknown): number | undefined {
@@ -87,6 +110,8 @@ function parseInteger(value: unknown): number | undefined {
 	}
 	return undefined;
 }
+
+const isIntegerText = (value: unknown) => typeof value === 'string' && /^\s*-?\d+\s*$/.test(value);
 
 export function parseDuration(field: string, model: VideoModelCapabilities, value: unknown): number {
 	const rule = model.duration;
@@ -108,11 +133,20 @@ export function parseChoice(field: string, model: VideoModelCapabilities, value:
 	return value;
 }
 
-export function parseSeed(field: string, model: VideoModelCapabilities, value: unknown): number | string {
+/**
+ * An integer seed, sent as a JSON number. Beyond 2^53 − 1 a number is no longer exact (it is rounded, or written as
+ * 1e+21), so such a seed is refused rather than changed.
+ */
+export function parseSeed(field: string, model: VideoModelCapabilities, value: unknown): number {
 	const integer = parseInteger(value);
-	if (integer !== undefined) return integer;
-	// An integer too large for a JS number still is an integer: pass the digits on untouched.
-	if (typeof value === 'string' && /^\s*-?\d{1,64}\s*$/.test(value)) return value.trim();
+	if (integer !== undefined && Number.isSafeInteger(integer)) return integer;
+	if ((typeof value === 'number' && Number.isInteger(value)) || isIntegerText(value)) {
+		throw new InvalidVideoRequest(
+			field,
+			model.id,
+			`${describeValue(value)} is too large: a seed can be at most ${Number.MAX_SAFE_INTEGER} (2^53 − 1) in size, the largest integer sent exactly`,
+		);
+	}
 	throw new InvalidVideoRequest(field, model.id, `${describeValue(value)} is not an integer`);
 }
 

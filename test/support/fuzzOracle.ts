@@ -32,9 +32,6 @@ export type Verdict =
 /** The node's own limit on one URL (beyond the contract: longer text is not a usable link). */
 export const MAX_URL_CHARS = 4096;
 
-/** Seeds beyond JS's safe integers are passed on as digits, up to this many. */
-export const MAX_SEED_DIGITS = 64;
-
 type Field = keyof RawParameters;
 
 interface FieldRule {
@@ -103,27 +100,46 @@ function wholeNumber(value: unknown): bigint | undefined {
 	return undefined;
 }
 
-/** An HTTP(S) link the service can fetch: text that parses as an http/https URL with a host. */
+/**
+ * An HTTP(S) link the service can fetch: written out as http:// or https:// followed by a host, nothing a URL parser
+ * would rewrite (white space, backslashes), no user name or password.
+ */
 function link(value: unknown): string | undefined {
 	if (typeof value !== 'string') return undefined;
 	const text = value.trim();
-	if (text.length > MAX_URL_CHARS) return undefined;
+	if (text.length > MAX_URL_CHARS || /[\s\\]/.test(text) || !/^https?:\/\//i.test(text)) return undefined;
 	try {
 		const url = new URL(text);
-		return (url.protocol === 'http:' || url.protocol === 'https:') && url.host !== '' ? text : undefined;
+		const fetchable = (url.protocol === 'http:' || url.protocol === 'https:') && url.host !== '';
+		return fetchable && url.username === '' && url.password === '' ? text : undefined;
 	} catch {
 		return undefined;
 	}
 }
 
-/** A list of links from an array or from text separated by commas and white space. */
+/** Entries of a text: white space and new lines separate, a comma only before another http(s)://. */
+function entriesOf(value: unknown): unknown[] {
+	if (Array.isArray(value)) return value;
+	if (typeof value !== 'string') return [value];
+	const parts: string[] = [];
+	let current = '';
+	for (let i = 0; i < value.length; i++) {
+		const char = value[i];
+		const urlFollows = char === ',' && /^\s*https?:\/\//i.test(value.slice(i + 1));
+		if (/\s/.test(char) || urlFollows) {
+			parts.push(current);
+			current = '';
+		} else {
+			current += char;
+		}
+	}
+	parts.push(current);
+	return parts.map((part) => part.replace(/^,+/, '').replace(/,+$/, '')).filter((part) => part !== '');
+}
+
+/** A list of links from an array or from text. */
 function links(value: unknown): string[] | undefined {
-	const entries = Array.isArray(value)
-		? value
-		: typeof value === 'string'
-			? value.split(/[\s,]+/).filter((part) => part !== '')
-			: [value];
-	const urls = entries.map(link);
+	const urls = entriesOf(value).map(link);
 	return urls.every((url) => url !== undefined) ? (urls as string[]) : undefined;
 }
 
@@ -165,11 +181,9 @@ export function judge(modelValue: unknown, raw: RawParameters, source: Source = 
 	const seed = value('seed');
 	if (seed !== undefined) {
 		const integer = wholeNumber(seed);
-		if (!model.seed || integer === undefined) refuse('seed');
-		else if (typeof seed === 'number') body.seed = seed;
-		else if (integer >= -SAFE && integer <= SAFE) body.seed = Number(integer);
-		else if ((seed as string).trim().replace('-', '').length <= MAX_SEED_DIGITS) body.seed = (seed as string).trim();
-		else refuse('seed');
+		// Beyond 2^53 - 1 a JSON number is no longer exact: refused, never rounded.
+		if (!model.seed || integer === undefined || integer < -SAFE || integer > SAFE) refuse('seed');
+		else body.seed = Number(integer);
 	}
 
 	const audio = value('generateAudio');
@@ -186,7 +200,8 @@ export function judge(modelValue: unknown, raw: RawParameters, source: Source = 
 	] as const) {
 		const frame = value(field);
 		if (frame === undefined) continue;
-		const single = Array.isArray(frame) ? (frame.length === 1 ? link(frame[0]) : undefined) : link(frame);
+		const entries = entriesOf(frame);
+		const single = entries.length === 1 ? link(entries[0]) : undefined;
 		if (!supported || single === undefined) refuse(field);
 		else body[key] = single;
 	}

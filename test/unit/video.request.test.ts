@@ -67,10 +67,13 @@ describe('what is sent', () => {
 		);
 	});
 
-	it('keeps a seed too large for a JS number as its digits', () => {
-		expect(buildVideoRequest('sd_2.0_special', { prompt: 'p', duration: 5, seed: '123456789012345678901' }).seed).toBe(
-			'123456789012345678901',
-		);
+	it('refuses a seed beyond 2^53 - 1 (it could not be sent exactly) and keeps the largest exact one', () => {
+		for (const seed of ['123456789012345678901', 1e21, 2 ** 53, '-9007199254740992']) {
+			expect(() => buildVideoRequest('sd_2.0_special', { prompt: 'p', duration: 5, seed })).toThrow(
+				/^seed: .* is too large: a seed can be at most 9007199254740991 \(2\^53 − 1\)/,
+			);
+		}
+		expect(buildVideoRequest('sd_2.0_special', { prompt: 'p', seed: '9007199254740991' }).seed).toBe(9007199254740991);
 	});
 
 	it('takes a frame given as an array of one as a single URL', () => {
@@ -92,8 +95,46 @@ describe('what is sent', () => {
 	});
 });
 
+describe('URLs (WHATWG parsing, http/https, a host, nothing the parser would rewrite)', () => {
+	const refused = (field: string, value: unknown) => {
+		try {
+			buildVideoRequest('sd_2.0_special', { prompt: 'p', [field]: value });
+		} catch (error) {
+			return (error as Error).message;
+		}
+		return 'accepted';
+	};
+	it.each([
+		['https:example.com/a.png', /must start with http:\/\/ or https:\/\//],
+		['http:/example.com/a.png', /must start with http:\/\/ or https:\/\//],
+		['https://example.com\\a.png', /contains a backslash/],
+		['https://exa mple.com/a.png', /takes exactly one URL, got 2/],
+		[['https://exa mple.com/a.png'], /contains white space/],
+		['https://example.com/a.png https://example.com/b.png', /takes exactly one URL, got 2/],
+		['https://example.com/a.png,https://example.com/b.png', /takes exactly one URL, got 2/],
+	] as Array<[unknown, RegExp]>)('a frame of %j is refused clearly', (value, pattern) => {
+		expect(refused('firstImage', value)).toMatch(pattern);
+	});
+
+	it('a URL with a user name and password is refused without repeating them', () => {
+		const message = refused('referenceImages', 'https://alice:s3cret@cdn.example.com/a.png');
+		expect(message).toMatch(/contains a user name or password/);
+		expect(message).not.toContain('s3cret');
+		expect(message).not.toContain('alice');
+	});
+
+	it('keeps URLs with commas whole: splits on a comma only where another http(s):// follows', () => {
+		const text = 'https://cdn.example.com/w_200,h_100/a.png, https://cdn.example.com/c_fill,g_auto/b.png\nhttps://x.example/c.png,';
+		expect(parseUrlList('f', 'm', text)).toEqual([
+			'https://cdn.example.com/w_200,h_100/a.png',
+			'https://cdn.example.com/c_fill,g_auto/b.png',
+			'https://x.example/c.png',
+		]);
+	});
+});
+
 describe('parseUrlList', () => {
-	it('splits on commas, spaces and new lines and ignores empty parts', () => {
+	it('splits on commas before a URL, spaces and new lines and ignores empty parts', () => {
 		expect(parseUrlList('f', 'm', ' https://a.example/1 ,https://a.example/2\n\nhttps://a.example/3 ')).toEqual([
 			'https://a.example/1',
 			'https://a.example/2',

@@ -3,7 +3,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { listArtifacts, downloadArtifact } from '../task';
 import { DEFAULT_CONCURRENCY } from '../waitOptions';
 import { forEachItem } from './perItem';
-import { readTaskId, taskIdProperty } from './taskId';
+import { checkPathSegment, readTaskId, taskIdProperty } from './taskId';
 
 export const downloadOperationProperties: INodeProperties[] = [
 	taskIdProperty(['download']),
@@ -29,7 +29,12 @@ export const downloadOperationProperties: INodeProperties[] = [
 export async function executeDownload(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await forEachItem(this, DEFAULT_CONCURRENCY, async (itemIndex, gate) => {
 		const taskId = readTaskId(this, itemIndex);
-		const key = ((this.getNodeParameter('artifactKey', itemIndex, 'video') as string) || 'video').trim();
+		const key = checkPathSegment(
+			this,
+			'Artifact Key',
+			String(this.getNodeParameter('artifactKey', itemIndex, 'video') || 'video').trim(),
+			itemIndex,
+		);
 		const property = this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string;
 		// The listing gives the artifact's MIME type; a listing that fails or lacks the key still lets us try the key.
 		const listed = (await listArtifacts(this, taskId, itemIndex, gate).catch(() => [])).find((a) => a.key === key);

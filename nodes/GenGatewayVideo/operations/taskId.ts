@@ -22,5 +22,34 @@ export function readTaskId(ctx: IExecuteFunctions, itemIndex: number): string {
 			itemIndex,
 		});
 	}
-	return taskId;
+	return checkPathSegment(ctx, 'Task ID', taskId, itemIndex);
+}
+
+function decoded(text: string): string {
+	try {
+		return decodeURIComponent(text);
+	} catch {
+		return text;
+	}
+}
+
+/**
+ * A task id or artifact key goes into the request path: `.`, `..` (also percent-encoded), a slash, a backslash or a
+ * control character would change which address is asked (`/v1/tasks/..` is `/v1/`), so it is refused before any
+ * request.
+ */
+export function checkPathSegment(ctx: IExecuteFunctions, label: string, value: string, itemIndex: number): string {
+	const plain = decoded(value);
+	// eslint-disable-next-line no-control-regex
+	if (plain === '.' || plain === '..' || /[/\\\u0000-\u001f\u007f]/.test(plain)) {
+		throw new NodeOperationError(
+			ctx.getNode(),
+			`${label}: ${JSON.stringify(value.slice(0, 80))} cannot be used: it would change the request path`,
+			{
+				itemIndex,
+				description: `Nothing was sent. Use the value the service returned (for a Task ID, the task_id of Generate's output).`,
+			},
+		);
+	}
+	return value;
 }
