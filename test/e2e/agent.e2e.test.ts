@@ -1,9 +1,13 @@
-// examples/ai-agent-video-tool.json in a real n8n (2.41.1 by default), served by `n8n start` and driven over HTTP as a
+// examples/ai-agent-video-tool.json in a real n8n (2.41.1 by default; 1.123.81 with GEN_GATEWAY_E2E_N8N=1), served by `n8n start` and driven over HTTP as a
 // chat client drives it: a message to the Chat Trigger's production URL → n8n's AI Agent, whose model is n8n's own
 // OpenAI Chat Model node (LangChain's ChatOpenAI, a client nobody here wrote) with an OpenAI credential whose Base URL
 // is the mock's /v1 → the mock's "model" calls the Video tool (scripted by [[tool=...]] / [[arg.KEY=VALUE]] markers
 // in the message, see test/mock/toolCalls.ts) → the Gen Gateway Video tool submits once, waits, downloads → the
 // model's final answer reaches the chat. The workflow file runs unchanged; only its two credentials are imported.
+// A copy whose Chat Trigger streams (responseMode 'streaming') makes the agent stream the model too: the mock's
+// streamed tool calls, read by LangChain.
+import { randomUUID } from 'crypto';
+
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import type { LogEntry } from '../mock/types';
 import { exampleCredential, loadExample, type ExampleWorkflow } from './lib/examples';
@@ -32,6 +36,25 @@ function unflatten(text: string): any { // eslint-disable-line @typescript-eslin
 	return revive(0);
 }
 
+interface TriggerNode {
+	type: string;
+	webhookId: string;
+	parameters: { options: Record<string, unknown> };
+}
+const chatTrigger = (workflow: ExampleWorkflow) =>
+	workflow.nodes.find((node) => node.type === '@n8n/n8n-nodes-langchain.chatTrigger') as unknown as TriggerNode;
+
+/** The example with a streaming Chat Trigger (its own id and webhook). */
+function streamingCopy(example: ExampleWorkflow): ExampleWorkflow {
+	const copy = JSON.parse(JSON.stringify(example)) as ExampleWorkflow;
+	copy.id = 'ggExampleAgentSt';
+	copy.name = `${example.name} (streaming)`;
+	const trigger = chatTrigger(copy);
+	trigger.webhookId = randomUUID();
+	trigger.parameters.options = { ...trigger.parameters.options, responseMode: 'streaming' };
+	return copy;
+}
+
 const chatCalls = (log: LogEntry[]) => log.filter((entry) => entry.method === 'POST' && entry.path === '/v1/chat/completions');
 
 describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway Video as a tool', () => {
@@ -42,6 +65,7 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 	let cookie: string;
 	let workflow: ExampleWorkflow;
 	let chatUrl: string;
+	let streamingChatUrl: string;
 
 	beforeAll(async () => {
 		// The video takes 1.6 s at the mock: the tool's first status check finds it unfinished and really waits.
@@ -51,14 +75,17 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 		// n8n's own OpenAI credential: Base URL = the service's /v1 (the package's credential takes the root).
 		await home.importCredential({ ...OPENAI_CREDENTIAL, type: 'openAiApi', data: { apiKey, url: `${mock.url}/v1` } });
 		workflow = loadExample(FILE);
-		await importWorkflows(home, [workflow]);
-		// Active before the server starts: the Chat Trigger's production webhook is registered at start-up.
-		const activation = await home.cli(['update:workflow', `--id=${workflow.id}`, '--active=true']);
-		if (activation.exitCode !== 0) throw new Error(`n8n update:workflow failed:\n${activation.stdout}\n${activation.stderr}`);
+		const streaming = streamingCopy(workflow);
+		await importWorkflows(home, [workflow, streaming]);
+		// Active before the server starts: the Chat Triggers' production webhooks are registered at start-up.
+		for (const id of [workflow.id, streaming.id]) {
+			const activation = await home.cli(['update:workflow', `--id=${id}`, '--active=true']);
+			if (activation.exitCode !== 0) throw new Error(`n8n update:workflow failed:\n${activation.stdout}\n${activation.stderr}`);
+		}
 		server = await home.startServer();
 		cookie = await server.ownerSession();
-		const trigger = workflow.nodes.find((node) => node.type === '@n8n/n8n-nodes-langchain.chatTrigger') as { webhookId: string };
-		chatUrl = `${server.url}/webhook/${trigger.webhookId}/chat`;
+		chatUrl = `${server.url}/webhook/${chatTrigger(workflow).webhookId}/chat`;
+		streamingChatUrl = `${server.url}/webhook/${chatTrigger(streaming).webhookId}/chat`;
 	}, SETUP_TIMEOUT);
 
 	afterAll(async () => {
@@ -68,8 +95,8 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 	});
 
 	/** One chat message as n8n's chat widget sends it (the owner's session cookie: the example asks for an n8n user). */
-	const sendMessage = async (chatInput: string, withCookie = true) =>
-		await fetch(chatUrl, {
+	const sendMessage = async (chatInput: string, withCookie = true, url = chatUrl) =>
+		await fetch(url, {
 			method: 'POST',
 			headers: { 'content-type': 'application/json', ...(withCookie ? { cookie } : {}) },
 			body: JSON.stringify({ action: 'sendMessage', sessionId: randomId(12), chatInput }),
@@ -135,6 +162,41 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 			const bytes = await home.binaryFile(videoItem.binary.data.id);
 			expect(bytes.subarray(4, 8)).toEqual(MP4_FTYP);
 			expect(sha256(bytes)).toBe(await mock.artifactSha256(taskId));
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		'streamed: the model streams its tool call and its answer, the chat receives the answer in chunks',
+		async () => {
+			const seen = await logCursor(mock);
+			const text = 'A paper boat drifting down a rainy street';
+			const response = await sendMessage(`${text} [[tool=Generate_Video]]`, true, streamingChatUrl);
+			const raw = await response.text();
+			expect({ status: response.status, raw }).toMatchObject({ status: 200 });
+			const log = await seen();
+
+			const submissions = submissionsIn(log);
+			expect(submissions).toHaveLength(1);
+			// Duration and ratio not given in the message: the $fromAI defaults of the example (5 s, 16:9).
+			expect(submissions[0].body).toEqual({ model: 'sd_2.0_fast_discount', prompt: text, duration: 5, aspect_ratio: '16:9' });
+			const taskId = submissions[0].taskId!;
+			const calls = chatCalls(log);
+			expect(calls).toHaveLength(2);
+			expect(calls.map((call) => (call.body as { stream?: boolean }).stream)).toEqual([true, true]);
+
+			// n8n's chat stream: one JSON object per chunk; the 'item' chunks carry the answer's text.
+			const chunks = raw
+				.split('\n')
+				.map((line) => line.trim())
+				.filter(Boolean)
+				.flatMap((line) => line.split(/(?<=\})(?=\{)/))
+				.map((part) => JSON.parse(part) as { type: string; content?: string });
+			const items = chunks.filter((chunk) => chunk.type === 'item');
+			expect(items.length).toBeGreaterThan(1);
+			const streamed = items.map((chunk) => chunk.content ?? '').join('');
+			expect(streamed).toContain('Tool Generate_Video returned:');
+			expect(streamed).toContain(taskId);
 		},
 		RUN_TIMEOUT,
 	);
