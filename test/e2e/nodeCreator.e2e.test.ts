@@ -2,8 +2,9 @@
 // (1.123.81 with GEN_GATEWAY_E2E_N8N=1), with the package installed as n8n installs a community package. After a
 // trigger, the "+" panel ("What happens next?") must find each node by its display name and add it from the result,
 // and the words a user would try ("video", "image", "chat") must find the matching node. n8n's search drops every
-// node whose codex category is "AI" (without the "Root Nodes" subcategory) before it matches names, so a codex with
-// "AI" makes every search here come back "No results" (../shared/N8N-REAL.md, "The editor's '+' panel search").
+// node whose codex category is "AI" (without the "Root Nodes" subcategory) before it matches names
+// (`filterOutAiNodes` in the editor's node creator), so a codex with "AI" makes every search here miss our nodes.
+// Also: a Video node added from each of its actions shows that operation's display name under it on the canvas.
 import type { INodePropertyOptions, INodeType } from 'n8n-workflow';
 
 import { GenGatewayChat } from '../../nodes/GenGatewayChat/GenGatewayChat.node';
