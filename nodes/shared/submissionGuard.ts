@@ -176,6 +176,18 @@ export async function submitOnce<T>(ctx: IExecuteFunctions, guarded: GuardedRequ
 }
 
 /**
+ * When this run of the node first reached `what` for an item, kept across Retry On Fail tries (as accepted work is):
+ * e.g. when it began waiting for a task, so that a retry waits only what is left of the maximum wait.
+ */
+export function firstSeen(ctx: IExecuteFunctions, itemIndex: number, what: unknown, now: number = Date.now()): number {
+	const key = guardKey(guardScope(ctx), itemIndex, { firstSeen: what });
+	const earlier = recall(key, now);
+	if (earlier?.state === 'accepted' && typeof earlier.value === 'number') return earlier.value;
+	remember(key, { state: 'accepted', value: now, at: now });
+	return now;
+}
+
+/**
  * Called when a node's run ended with output: with no error item no retry can come, so its memory goes. n8n's Retry
  * On Fail also re-runs a node whose first output item holds `json.error` (Continue On Fail): the memory is kept then,
  * so the retry reuses accepted work; it expires on its own.

@@ -42,3 +42,36 @@ describe('Video: the maximum wait is per task', () => {
 		}
 	});
 });
+
+describe('Video: Wait for Completion under Retry On Fail', () => {
+	it('Max Wait counts from the first try of the run, not from each retry', async () => {
+		let polls = 0;
+		const server = await startScriptedServer((_req, res) => {
+			polls++;
+			if (polls === 3) return sendJson(res, 500, { error: { message: 'status store hiccup' } });
+			sendJson(res, 200, { task_id: 'task_slow', status: 'IN_PROGRESS' });
+		});
+		try {
+			const started = Date.now();
+			const result = await runWorkflow({
+				nodes: [
+					{
+						name: 'Video',
+						type: 'genGatewayVideo',
+						parameters: { operation: 'waitForCompletion', taskId: 'task_slow', options: { pollInterval: 1, maxWait: 0.05 } },
+						credentials: true,
+						retryOnFail: true,
+						maxTries: 3,
+						waitBetweenTries: 1,
+					},
+				],
+				credentials: { baseUrl: server.url, apiKey: 'k-123456' },
+			});
+			const elapsed = Date.now() - started;
+			expect(result.nodeError('Video')!.message).toMatch(/^Video task task_slow did not finish within 0\.05 minute\(s\)/);
+			expect(elapsed).toBeLessThan(6000);
+		} finally {
+			await server.close();
+		}
+	});
+});

@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
+import { firstSeen, releaseSubmissions } from '../../shared/submissionGuard';
 import { completeTask } from '../completion';
 import { downloadProperties, readWaitSettings, waitOptionsProperty } from '../waitOptions';
 import { forEachItem } from './perItem';
@@ -16,10 +17,12 @@ export const waitForCompletionProperties: INodeProperties[] = [
 /** Resumes a task submitted earlier (in this or another execution): poll until done, then download. */
 export async function executeWaitForCompletion(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	const settings = readWaitSettings(this);
-	return await forEachItem(this, settings.maxConcurrency, async (itemIndex, gate) => {
+	const out = await forEachItem(this, settings.maxConcurrency, async (itemIndex, gate) => {
 		const taskId = readTaskId(this, itemIndex);
 		return await completeTask(this, taskId, {
 			...settings,
+			// Max Wait counts from this run's first try: Retry On Fail does not restart it.
+			since: firstSeen(this, itemIndex, taskId),
 			itemIndex,
 			gate,
 			download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
@@ -27,4 +30,6 @@ export async function executeWaitForCompletion(this: IExecuteFunctions): Promise
 			details: { task_id: taskId },
 		});
 	});
+	releaseSubmissions(this, out);
+	return out;
 }
