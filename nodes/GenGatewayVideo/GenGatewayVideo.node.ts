@@ -6,6 +6,7 @@ import type {
 	INodeTypeDescription,
 } from 'n8n-workflow';
 
+import { checkProperties, executeCheck } from './operations/check';
 import { downloadOperationProperties, executeDownload } from './operations/download';
 import { executeGenerate, generateProperties } from './operations/generate';
 import { executeGetStatus, getStatusProperties } from './operations/getStatus';
@@ -30,21 +31,33 @@ export class GenGatewayVideo implements INodeType {
 		// The operation's display name, not its value (Generate also names the model); one literal, as n8n's lint rule
 		// wants it. test/unit/video.subtitle.test.ts evaluates it for every option below.
 		subtitle:
-			'={{ $parameter["operation"] === "generate" ? "Generate: " + $parameter["model"] : $parameter["operation"] === "download" ? "Download" : $parameter["operation"] === "getStatus" ? "Get Status" : $parameter["operation"] === "listArtifacts" ? "List Artifacts" : $parameter["operation"] === "waitForCompletion" ? "Wait for Completion" : $parameter["operation"] }}',
+			'={{ $parameter["operation"] === "generate" ? "Generate: " + $parameter["model"] : $parameter["operation"] === "check" ? "Check" : $parameter["operation"] === "download" ? "Download" : $parameter["operation"] === "getStatus" ? "Get Status" : $parameter["operation"] === "listArtifacts" ? "List Artifacts" : $parameter["operation"] === "waitForCompletion" ? "Wait for Completion" : $parameter["operation"] }}',
 		description:
 			'Generate videos with the Gen Gateway asynchronous task API: submit once, wait with polling, download the mp4',
 		defaults: { name: 'Gen Gateway Video' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main],
+		// Check routes items to two outputs (Done, Still Running); every other operation has one. An expression, as n8n's
+		// Switch node does it: the editor and the engine evaluate it against the node's parameters.
+		outputs: `={{ $parameter["operation"] === "check" ? [{ "type": "main", "displayName": "Done" }, { "type": "main", "displayName": "Still Running" }] : ["main"] }}`,
 		credentials: [{ name: 'genGatewayApi', required: true }],
 		properties: [
+			// Every operation acts on one thing, a video task: a Resource selector with a single choice would add a click
+			// and change every saved workflow's parameters for nothing.
+			// eslint-disable-next-line @n8n/community-nodes/resource-operation-pattern
 			{
 				displayName: 'Operation',
 				name: 'operation',
 				type: 'options',
 				noDataExpression: true,
 				options: [
+					{
+						name: 'Check',
+						value: 'check',
+						action: 'Check a video task and route it by whether it is done',
+						description:
+							'One status check, for a durable wait with n8n\'s Wait node: a finished task downloads its video and leaves by Done, a running one by Still Running',
+					},
 					{
 						name: 'Download',
 						value: 'download',
@@ -80,6 +93,7 @@ export class GenGatewayVideo implements INodeType {
 				default: 'generate',
 			},
 			...generateProperties,
+			...checkProperties,
 			...getStatusProperties,
 			...waitForCompletionProperties,
 			...listArtifactsProperties,
@@ -88,7 +102,8 @@ export class GenGatewayVideo implements INodeType {
 	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		const operation = this.getNodeParameter('operation', 0) as keyof typeof operations;
+		const operation = this.getNodeParameter('operation', 0) as keyof typeof operations | 'check';
+		if (operation === 'check') return await executeCheck.call(this);
 		const run = operations[operation];
 		if (!run) throw new NodeOperationError(this.getNode(), `Unknown operation "${operation}"`);
 		return [await run.call(this)];

@@ -4,7 +4,7 @@ import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData
 import type { Gate } from '../shared/concurrency';
 import { asNodeError } from '../shared/errors';
 import { downloadArtifact, listArtifacts, pollTask } from './task';
-import type { Artifact, TaskStatus } from './task';
+import type { Artifact, TaskStatus, WaitResult } from './task';
 import type { WaitSettings } from './waitOptions';
 
 /** From a task_id to a finished output item: wait, list artifacts, stream the video into binary data. */
@@ -92,28 +92,61 @@ function lostTrack(
 	);
 }
 
-export async function completeTask(
+/** Polls until the task ends (or, with `once`, asks once); a status request that fails for good says how to resume. */
+async function awaitStatus(
 	ctx: IExecuteFunctions,
 	taskId: string,
 	options: CompletionOptions,
-): Promise<INodeExecutionData> {
-	const { itemIndex } = options;
+	once: boolean,
+): Promise<WaitResult> {
 	const last: { text?: string } = {};
 	const known: IDataObject = { ...options.details, task_id: taskId };
-	const result = await pollTask(ctx, taskId, {
+	return await pollTask(ctx, taskId, {
 		pollIntervalMs: options.pollIntervalMs,
 		maxWaitMs: options.maxWaitMs,
 		since: options.since,
-		itemIndex,
+		itemIndex: options.itemIndex,
 		gate: options.gate,
 		onStatus: (status) => {
 			reportProgress(ctx, status, last);
 			options.onStatus?.(status);
 		},
-		stop: options.stop,
+		// One status check: a task still running comes back as `stopped` instead of being waited for.
+		stop: once ? () => true : options.stop,
 	}).catch((error: unknown) => {
-		throw lostTrack(ctx, error, 'check the status', taskId, itemIndex, known);
+		throw lostTrack(ctx, error, 'check the status', taskId, options.itemIndex, known);
 	});
+}
+
+export async function completeTask(
+	ctx: IExecuteFunctions,
+	taskId: string,
+	options: CompletionOptions,
+): Promise<INodeExecutionData> {
+	return await finishTask(ctx, taskId, await awaitStatus(ctx, taskId, options, false), options);
+}
+
+/**
+ * One status check (the durable wait's Check): the finished item as completeTask makes it (FAILURE, an unknown
+ * status or an exhausted Max Wait throw as there), or the status of a task still QUEUED / IN_PROGRESS.
+ */
+export async function checkTaskOnce(
+	ctx: IExecuteFunctions,
+	taskId: string,
+	options: CompletionOptions,
+): Promise<{ done: INodeExecutionData } | { running: TaskStatus; waitedMs: number }> {
+	const result = await awaitStatus(ctx, taskId, options, true);
+	if (result.stopped) return { running: result.status, waitedMs: result.waitedMs };
+	return { done: await finishTask(ctx, taskId, result, options) };
+}
+
+async function finishTask(
+	ctx: IExecuteFunctions,
+	taskId: string,
+	result: WaitResult,
+	options: CompletionOptions,
+): Promise<INodeExecutionData> {
+	const { itemIndex } = options;
 	const { status } = result;
 	const details: IDataObject = { ...options.details, task_id: taskId, status: status.status };
 	if (status.progress) details.progress = status.progress;
