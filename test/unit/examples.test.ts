@@ -30,6 +30,7 @@ describe('examples/', () => {
 				'video-generate-and-wait.json',
 				'video-submit-now-resume-later.json',
 				'video-batch.json',
+				'video-long-task-durable-wait.json',
 			]),
 		);
 	});
@@ -61,5 +62,25 @@ describe('examples/', () => {
 				expect(() => buildVideoRequest(model, input)).not.toThrow();
 			}
 		}
+	});
+
+	it('video-long-task-durable-wait: Generate without waiting → Wait (over 65 s: stored as waiting) → Check, Still Running looped back', () => {
+		const workflow = examples.find((e) => e.file === 'video-long-task-durable-wait.json')!.workflow;
+		const nodes = workflow.nodes as ExampleNode[];
+		const byName = (name: string) => nodes.find((n) => n.name === name)!;
+		expect(byName('Submit Video').parameters).toMatchObject({ operation: 'generate', waitForCompletion: false });
+		const wait = byName('Wait 70 s');
+		expect(wait.type).toBe('n8n-nodes-base.wait');
+		// n8n's Wait node keeps waits under 65 s in memory (lost on a restart); longer ones go to the database.
+		expect(wait.parameters).toMatchObject({ resume: 'timeInterval', unit: 'seconds' });
+		expect(wait.parameters.amount as number).toBeGreaterThanOrEqual(65);
+		expect(byName('Check Video').parameters).toMatchObject({ operation: 'check', taskId: '={{ $json.task_id }}', submittedAt: '={{ $json.submitted_at }}' });
+		const targets = (from: string) =>
+			(workflow.connections[from].main as Array<Array<{ node: string }>>).map((output) => output.map((c) => c.node));
+		expect(targets('When clicking \'Execute workflow\'')).toEqual([['Submit Video']]);
+		expect(targets('Submit Video')).toEqual([['Wait 70 s']]);
+		expect(targets('Wait 70 s')).toEqual([['Check Video']]);
+		// Output 0 (Done) ends the run with the video; output 1 (Still Running) goes round again.
+		expect(targets('Check Video')).toEqual([[], ['Wait 70 s']]);
 	});
 });
