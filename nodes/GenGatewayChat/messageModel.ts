@@ -1,16 +1,13 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { rejectErrorAnswer } from '../shared/answerError';
 import { mergeExtraBody, readModel } from '../shared/requestFields';
-import { submitOnce } from '../shared/submissionGuard';
-import { TIMEOUT_ADVICE, timeoutMsOf } from '../shared/timeoutOption';
-import { gatewayJson } from '../shared/transport';
+import { timeoutMsOf } from '../shared/timeoutOption';
 import { CompletionAssembler } from './completionStream';
 import { ASSISTANT_ROLE, messageListProperty, messagesOf, USER_ROLE } from './messageList';
 import type { MessageEntry } from './messageList';
 import { optionFields, readOptions, wantsStream } from './options';
+import { sendPaidChatRequest } from './paidRequest';
 import { completionReply, replyJson } from './output';
-import { streamedRequest } from './streaming';
 
 /** Operation "Message a Model": POST /v1/chat/completions. */
 
@@ -65,29 +62,8 @@ export async function messageModel(ctx: IExecuteFunctions, itemIndex: number): P
 	}
 	body = mergeExtraBody(body, extra);
 
-	// Paid: sent once per run of the node; a retry reuses the answer (shared/submissionGuard).
-	const { value: response } = await submitOnce(ctx, {
-		itemIndex,
-		request: body,
-		what: `POST ${PATH}`,
-		send: async () => {
-			const answer =
-				body.stream === true
-					? await streamedRequest(ctx, { path: PATH, body, itemIndex, assembler: new CompletionAssembler(), timeoutMs })
-					: await gatewayJson<IDataObject>(ctx, {
-							method: 'POST',
-							path: PATH,
-							body,
-							kind: 'submit',
-							itemIndex,
-							timeoutMs,
-							timeoutAdvice: TIMEOUT_ADVICE,
-						});
-			// A 200 whose body is {"error": ...} is the service's error, not an empty reply.
-			await rejectErrorAnswer(ctx, answer, { method: 'POST', path: PATH, itemIndex });
-			return answer;
-		},
-	});
+	const assembler = new CompletionAssembler();
+	const response = await sendPaidChatRequest(ctx, { path: PATH, body, itemIndex, timeoutMs, assembler });
 
 	return replyJson(ctx, response, completionReply(response), {
 		simplify,

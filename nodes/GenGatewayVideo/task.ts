@@ -278,6 +278,10 @@ export async function downloadArtifact(
 			'video/mp4';
 		const extension = mimeType === 'video/mp4' ? 'mp4' : (mimeType.split('/')[1] ?? 'bin');
 		const fileName = artifact.key === 'video' ? `${taskId}.${extension}` : `${taskId}-${artifact.key}.${extension}`;
-		return await ctx.helpers.prepareBinaryData(withLargeChunks(response.body), fileName, mimeType);
+		// A download that fails mid-way (n8n's store, a broken body) hangs up at once instead of leaving the socket open
+		// until the server ends it (n8n-core 2.x wraps the body: destroying the wrapper alone does not close it).
+		return await ctx.helpers
+			.prepareBinaryData(withLargeChunks(response.body), fileName, mimeType)
+			.finally(() => response.close());
 	});
 }

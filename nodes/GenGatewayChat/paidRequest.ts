@@ -1,0 +1,48 @@
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+
+import { rejectErrorAnswer } from '../shared/answerError';
+import { submitOnce } from '../shared/submissionGuard';
+import { TIMEOUT_ADVICE } from '../shared/timeoutOption';
+import { gatewayJson } from '../shared/transport';
+import type { StreamAssembler } from './streamAssembler';
+import { streamedRequest } from './streaming';
+
+export interface PaidChatRequest {
+	/** `/v1/chat/completions` or `/v1/responses`. */
+	path: string;
+	body: IDataObject;
+	itemIndex: number;
+	timeoutMs: number;
+	/** Assembles the SSE stream into the answer when `body.stream` is true. */
+	assembler: StreamAssembler;
+}
+
+/**
+ * The paid POST of both chat operations: sent once per run of the node (a retry reuses the answer; see
+ * shared/submissionGuard), streamed or not, and a 200 whose body is `{"error": ...}` is the service's error.
+ */
+export async function sendPaidChatRequest(ctx: IExecuteFunctions, request: PaidChatRequest): Promise<IDataObject> {
+	const { path, body, itemIndex, timeoutMs, assembler } = request;
+	const { value } = await submitOnce(ctx, {
+		itemIndex,
+		request: body,
+		what: `POST ${path}`,
+		send: async () => {
+			const answer =
+				body.stream === true
+					? await streamedRequest(ctx, { path, body, itemIndex, assembler, timeoutMs })
+					: await gatewayJson<IDataObject>(ctx, {
+							method: 'POST',
+							path,
+							body,
+							kind: 'submit',
+							itemIndex,
+							timeoutMs,
+							timeoutAdvice: TIMEOUT_ADVICE,
+						});
+			await rejectErrorAnswer(ctx, answer, { method: 'POST', path, itemIndex });
+			return answer;
+		},
+	});
+	return value;
+}
