@@ -7,18 +7,28 @@
 // A copy whose Chat Trigger streams (responseMode 'streaming') makes the agent stream the model too: the mock's
 // streamed tool calls, read by LangChain.
 import { randomUUID } from 'crypto';
+import * as path from 'path';
 
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import type { LogEntry } from '../mock/types';
+import { openExecution, showSubRun } from './browser/agentRun';
+import { launchChromium } from './browser/chromium';
+import { signIn } from './browser/editor';
+import { FAILURE_DIR, step } from './browser/screenshots';
 import { exampleCredential, loadExample, type ExampleWorkflow } from './lib/examples';
 import { importWorkflows } from './lib/imports';
 import { logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './lib/runs';
-import { createN8nHome, e2eMajor, randomId, type N8nHome, type N8nServer } from './n8n';
+import { createN8nHome, DEFAULT_OWNER, e2eMajor, randomId, type N8nHome, type N8nServer } from './n8n';
 
 const FILE = 'ai-agent-video-tool.json';
 /** The OpenAI credential the example names (npm start imports the same one). */
 const OPENAI_CREDENTIAL = { id: 'GenGatewayOpenAI', name: 'Gen Gateway as OpenAI (mock)' } as const;
 const MP4_FTYP = Buffer.from('ftyp');
+/** The README's picture of the agent's run, rewritten with GEN_GATEWAY_UPDATE_SCREENSHOTS=1 (else a temporary copy). */
+const RUN_SCREENSHOT = path.join(
+	process.env.GEN_GATEWAY_UPDATE_SCREENSHOTS === '1' ? path.resolve(__dirname, '../../docs/screenshots') : FAILURE_DIR,
+	'ai-agent-run.png',
+);
 
 /** n8n's REST API sends run data in the `flatted` format: every object and string is an index into one array. */
 function unflatten(text: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -55,6 +65,20 @@ function streamingCopy(example: ExampleWorkflow): ExampleWorkflow {
 	return copy;
 }
 
+/**
+ * Production webhooks answer once n8n has registered the active workflows' webhooks, shortly after its REST API: a
+ * CORS preflight asks which methods the path has without running anything (204 with POST once registered).
+ */
+async function webhookRegistered(url: string, origin: string, timeoutMs = 120_000): Promise<void> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const preflight = await fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
+		if (preflight.status === 204 && /\bPOST\b/.test(preflight.headers.get('access-control-allow-methods') ?? '')) return;
+		if (Date.now() > deadline) throw new Error(`the chat webhook ${url} was not registered in time (${preflight.status})`);
+		await new Promise((resolve) => setTimeout(resolve, 500));
+	}
+}
+
 const chatCalls = (log: LogEntry[]) => log.filter((entry) => entry.method === 'POST' && entry.path === '/v1/chat/completions');
 
 describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway Video as a tool', () => {
@@ -66,6 +90,8 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 	let workflow: ExampleWorkflow;
 	let chatUrl: string;
 	let streamingChatUrl: string;
+	/** The execution of the first chat message's run (opened in the editor below). */
+	let executionId: string | undefined;
 
 	beforeAll(async () => {
 		// The video takes 1.6 s at the mock: the tool's first status check finds it unfinished and really waits.
@@ -86,6 +112,7 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 		cookie = await server.ownerSession();
 		chatUrl = `${server.url}/webhook/${chatTrigger(workflow).webhookId}/chat`;
 		streamingChatUrl = `${server.url}/webhook/${chatTrigger(streaming).webhookId}/chat`;
+		for (const url of [chatUrl, streamingChatUrl]) await webhookRegistered(url, server.url);
 	}, SETUP_TIMEOUT);
 
 	afterAll(async () => {
@@ -154,6 +181,7 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 			const executions = await server.rest('GET', `/rest/executions?filter=${encodeURIComponent(JSON.stringify({ workflowId: workflow.id }))}`, { cookie });
 			const [latest] = executions.body.data.results as Array<{ id: string; status: string }>;
 			expect(latest.status).toBe('success');
+			executionId = latest.id;
 			const execution = await server.rest('GET', `/rest/executions/${latest.id}`, { cookie });
 			const runData = unflatten(execution.body.data.data).resultData.runData;
 			const [videoItem] = runData['Generate Video'][0].data.ai_tool[0];
@@ -162,6 +190,27 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 			const bytes = await home.binaryFile(videoItem.binary.data.id);
 			expect(bytes.subarray(4, 8)).toEqual(MP4_FTYP);
 			expect(sha256(bytes)).toBe(await mock.artifactSha256(taskId));
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		"the run opens in n8n's editor with every node of the example on its canvas (the README's screenshot)",
+		async () => {
+			if (!executionId) throw new Error('needs the chat run above');
+			const browser = await launchChromium({ width: 1440, height: 1100 }, 2);
+			try {
+				const { page } = browser;
+				await step(page, 'sign in', () => signIn(page, server.url, DEFAULT_OWNER.email, DEFAULT_OWNER.password));
+				await step(page, 'open the execution', () =>
+					openExecution(page, server.url, workflow.id, executionId!, ['AI Agent', 'Gen Gateway Chat Model', 'Generate Video', 'Generate Image', 'List Models']),
+				);
+				await step(page, 'show the Video tool run', () => showSubRun(page, 'Generate Video'));
+				const png = await page.screenshot({ path: RUN_SCREENSHOT, animations: 'disabled', caret: 'hide' });
+				expect(png.subarray(1, 4).toString()).toBe('PNG');
+			} finally {
+				await browser.close();
+			}
 		},
 		RUN_TIMEOUT,
 	);
