@@ -8,8 +8,9 @@
 #   N8N_VERSION=x.y.z      (1.x only) another version, resolved without our lockfile
 #   GEN_GATEWAY_N8N_CACHE  cache root (default ~/.cache/gen-gateway-n8n)
 #
-# Facts behind the overrides and the build steps: /work/shared/N8N-REAL.md (xlsx from the registry; isolated-vm 5
-# builds on Node 20; 2.x needs Node 24 headers from the npm-installed Node). Native install scripts are approved
+# Why the overrides and build steps: n8n's xlsx dependency otherwise points at a CDN tarball (only the npm registry is
+# reachable on our machines), isolated-vm 5 is the newest that builds on Node 20, linkedom 0.18.15 needs a package
+# missing from the registry, and native modules of 2.x build against the npm-installed Node 24's headers. Native install scripts are approved
 # by name in each host package.json's allowScripts, so npm 11's script policy can never skip them silently.
 set -euo pipefail
 # Immune to the caller's npm environment: `npm start`/`npm test` export the project's .npmrc to children as

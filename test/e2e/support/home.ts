@@ -109,7 +109,7 @@ export class N8nHome {
 		return path.join(this.dir, '.n8n');
 	}
 
-	/** The environment every n8n process of this home gets (N8N-REAL.md's, plus per-process ports). */
+	/** The environment every n8n process of this home gets (a quiet, offline, loopback-only n8n, plus per-process ports). */
 	env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 		// Nothing of n8n's configuration leaks in from outside; NODE_ENV=test (set by jest) would make n8n refuse to
 		// load nodes ("Not available in tests") and silence its logger.
