@@ -250,6 +250,32 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 		RUN_TIMEOUT,
 	);
 
+	it(
+		'an argument outside the model\'s range: nothing is sent; n8n 2.x hands the model the error, 1.x stops the run',
+		async () => {
+			const seen = await logCursor(mock);
+			const response = await sendMessage('A very long fox video [[tool=Generate_Video]] [[arg.duration=99]]');
+			const answer = await response.text();
+			const log = await seen();
+			expect(submissionsIn(log)).toEqual([]);
+			const calls = chatCalls(log);
+			if (e2eMajor() === 1) {
+				// n8n 1.123.81's agent fails the execution on a tool's error: the chat gets an error, the model no second turn.
+				expect({ status: response.status, answer }).toMatchObject({ status: 500 });
+				expect(calls).toHaveLength(1);
+				return;
+			}
+			expect({ status: response.status, answer }).toMatchObject({ status: 200 });
+			expect(calls).toHaveLength(2);
+			const messages = (calls[1].body as { messages: Array<{ role: string; content: string }> }).messages;
+			const toolMessage = messages[messages.length - 1];
+			expect(toolMessage.role).toBe('tool');
+			expect(toolMessage.content).toMatch(/Invalid video request: duration/);
+			expect((JSON.parse(answer) as { output: string }).output).toMatch(/Invalid video request: duration/);
+		},
+		RUN_TIMEOUT,
+	);
+
 	it('runs on the line the suite was asked for', () => {
 		expect(home.install.major).toBe(e2eMajor());
 	});
