@@ -31,8 +31,23 @@ describe('examples/', () => {
 				'video-submit-now-resume-later.json',
 				'video-batch.json',
 				'video-long-task-durable-wait.json',
+				'ai-agent-video-tool.json',
 			]),
 		);
+	});
+
+	it('ai-agent-video-tool: the model is n8n\'s OpenAI Chat Model on an OpenAI credential, the tools are ours, filled by $fromAI', () => {
+		const { workflow } = examples.find((e) => e.file === 'ai-agent-video-tool.json')!;
+		const nodes = workflow.nodes as ExampleNode[];
+		const model = nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi')!;
+		// scripts/start.js and test/e2e/agent.e2e.test.ts import this credential (Base URL = the mock's /v1).
+		expect(model.credentials).toEqual({ openAiApi: { id: 'GenGatewayOpenAI', name: 'Gen Gateway as OpenAI (mock)' } });
+		const tools = Object.entries(workflow.connections as Record<string, Record<string, Array<Array<{ node: string }>>>>)
+			.filter(([, outputs]) => outputs.ai_tool?.flat().some((target) => target.node === 'AI Agent'))
+			.map(([name]) => nodes.find((n) => n.name === name)!.type);
+		expect(tools.sort()).toEqual(['genGatewayImageTool', 'genGatewayModelsTool', 'genGatewayVideoTool'].map((t) => `n8n-nodes-gen-gateway.${t}`));
+		const video = nodes.find((n) => n.type.endsWith('.genGatewayVideoTool'))!.parameters;
+		for (const field of ['prompt', 'duration', 'aspectRatio']) expect(String(video[field])).toMatch(/^=\{\{ \$fromAI\('/);
 	});
 
 	it.each(examples.map((e) => [e.file, e.workflow]))('%s: our nodes exist, use the shared credential, connect in a chain', (_, workflow) => {
