@@ -220,6 +220,19 @@ describe('Video Check against the mock', () => {
 		}
 	});
 
+	it('a video whose temporary URL expired before the check: an error that says so, with the task and what to do', async () => {
+		const submitted = await runVideo(mock, generate('a fox [[instant]] [[ttlMs=200]]', { waitForCompletion: false }));
+		const [task] = submitted.output('Video');
+		await new Promise((resolve) => setTimeout(resolve, 600));
+		const checked = await runVideo(mock, CHECK, { input: [task.json], continueOnFail: true });
+		const [done, running] = checked.outputs('Video');
+		expect(running).toEqual([]);
+		expect(done[0].json).toMatchObject({ task_id: task.json.task_id, status: 'SUCCESS' });
+		expect(done[0].json.error).toMatch(new RegExp(`^Could not download artifact "video" of task ${task.json.task_id}: .*410.*expired`));
+		expect(done[0].json.errorDescription).toMatch(/Try "Download" with this Task ID/);
+		expect((await requestLines(mock)).filter((line) => line === 'POST /v1/tasks/vendor')).toHaveLength(1);
+	});
+
 	it('a task that finishes between two checks: Still Running, then Done with the exact mp4', async () => {
 		const submitted = await runVideo(mock, generate('a fox [[queuedMs=0]] [[runMs=1500]]', { waitForCompletion: false }));
 		const [task] = submitted.output('Video');
