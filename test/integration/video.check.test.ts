@@ -163,6 +163,23 @@ describe('Video Check against a service of the test', () => {
 		}
 	});
 
+	it('an empty Submitted At counts Max Wait from the first check of the task in this execution', async () => {
+		const server = await startFakeVideoService({ taskId: 'task_new', status: () => ({ task_id: 'task_new', status: 'QUEUED' }) });
+		try {
+			const before = Date.now();
+			const result = await runVideo(at(server), { ...CHECK, submittedAt: '', options: { maxWait: 0.05 } }, {
+				input: [{ task_id: 'task_new', submitted_at: ago(60 * 60_000) }],
+			});
+			expect(result.error).toBeUndefined();
+			const [done, running] = result.outputs('Video');
+			expect(done).toEqual([]);
+			expect(running).toHaveLength(1);
+			expect(Date.parse(running[0].json.submitted_at as string)).toBeGreaterThanOrEqual(before - 1000);
+		} finally {
+			await server.close();
+		}
+	});
+
 	it('a Submitted At that is not a date fails the item before any request', async () => {
 		const server = await startFakeVideoService({ taskId: 'task_x', status: () => ({ task_id: 'task_x', status: 'QUEUED' }) });
 		try {
