@@ -23,6 +23,10 @@ export interface QueueClusterOptions {
 	 * are for showing why (docs/queue-mode.md).
 	 */
 	binaryDataMode?: 'database' | 'filesystem' | 'default';
+	/** The worker's `--concurrency` (how many executions it runs at once); n8n's default (10) when not given. */
+	workerConcurrency?: number;
+	/** More workflows to import and activate (they name the cluster's credential given here). */
+	extraWorkflows?: (credential: { id: string; name: string }) => Array<Record<string, unknown>>;
 }
 
 export interface WebhookAnswer {
@@ -112,7 +116,7 @@ async function startTogether<T extends readonly unknown[]>(
 }
 
 /** `n8n worker` from its own home; ready once its health server says the database and Redis are connected. */
-async function startWorker(home: N8nHome, readyTimeoutMs: number): Promise<ServiceProcess> {
+async function startWorker(home: N8nHome, readyTimeoutMs: number, concurrency?: number): Promise<ServiceProcess> {
 	const healthPort = await freePort();
 	const env = home.env({
 		QUEUE_HEALTH_CHECK_ACTIVE: 'true',
@@ -122,7 +126,8 @@ async function startWorker(home: N8nHome, readyTimeoutMs: number): Promise<Servi
 		...(home.explicitExpressionEngine ? { N8N_EXPRESSION_ENGINE: home.explicitExpressionEngine } : {}),
 	});
 	home.record(`\n$ n8n worker (health port ${healthPort})\n`);
-	const worker = startService(home.install.n8nBin, ['worker'], { cwd: home.dir, env, onOutput: (chunk) => home.record(chunk) });
+	const args = concurrency === undefined ? ['worker'] : ['worker', `--concurrency=${concurrency}`];
+	const worker = startService(home.install.n8nBin, args, { cwd: home.dir, env, onOutput: (chunk) => home.record(chunk) });
 	try {
 		await waitFor(
 			'n8n worker readiness',
@@ -175,11 +180,15 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 		const credential = { id: randomId(), name: 'Gen Gateway (queue e2e)' };
 		await mainHome.importCredential({ ...credential, type: 'genGatewayApi', data: { baseUrl: options.baseUrl, apiKey: options.apiKey } });
 		const workflowId = await mainHome.importWorkflow(videoWebhookWorkflow(credential));
-		const activation = await mainHome.cli(['update:workflow', `--id=${workflowId}`, '--active=true']);
-		if (activation.exitCode !== 0) throw new Error(`n8n update:workflow failed:\n${tail(activation.stdout + activation.stderr)}`);
+		const extraIds: string[] = [];
+		for (const workflow of options.extraWorkflows?.(credential) ?? []) extraIds.push(await mainHome.importWorkflow(workflow));
+		for (const id of [workflowId, ...extraIds]) {
+			const activation = await mainHome.cli(['update:workflow', `--id=${id}`, '--active=true']);
+			if (activation.exitCode !== 0) throw new Error(`n8n update:workflow failed:\n${tail(activation.stdout + activation.stderr)}`);
+		}
 
 		const [worker, main] = await startTogether(n8nProcesses, [
-			startWorker(workerHome, readyTimeoutMs),
+			startWorker(workerHome, readyTimeoutMs, options.workerConcurrency),
 			mainHome.startServer({ readyTimeoutMs }),
 		]);
 		// Production webhooks answer once the main has registered the active workflow's webhook (after its REST API

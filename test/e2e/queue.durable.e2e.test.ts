@@ -1,0 +1,104 @@
+// The durable wait in n8n's queue mode (a main and ONE worker slot: `n8n worker --concurrency=1`, Redis, PostgreSQL;
+// see queue/cluster.ts): while a video task of 150 s waits as Generate → Wait 70 s → Check, the execution is stored as
+// `waiting` and holds no worker, so the single slot runs another workflow meanwhile. With an in-process wait the slot
+// would be taken for the whole task.
+import { spawnMockProcess, type MockClient } from '../mock/process';
+import { durableWebhookWorkflow } from './lib/durableWorkflow';
+import { listExecutions, readExecution, waitForExecutions, waitForWebhook } from './lib/executions';
+import { SETUP_TIMEOUT, sha256, submissionsIn } from './lib/runs';
+import { randomId } from './n8n';
+import { startQueueCluster, type QueueCluster } from './queue/cluster';
+
+const DURABLE_PATH = 'durable-queue';
+const DURABLE_ID = 'ggDurableQueue01';
+const LONG_PROMPT = 'A glacier calving into the sea [[queuedMs=0]] [[runMs=150000]] [[ttlMs=900000]]';
+
+describe('durable wait in queue mode: one worker slot, free while the video task waits', () => {
+	const apiKey = `sk-e2e-durable-queue-${randomId(24)}`;
+	let mock: MockClient;
+	let cluster: QueueCluster;
+
+	beforeAll(async () => {
+		mock = await spawnMockProcess({ apiKey, defaults: { queuedMs: 100, runMs: 1500 } });
+		cluster = await startQueueCluster({
+			baseUrl: mock.url,
+			apiKey,
+			workerConcurrency: 1,
+			extraWorkflows: (credential) => [durableWebhookWorkflow({ id: DURABLE_ID, webhookPath: DURABLE_PATH, credential })],
+		});
+	}, SETUP_TIMEOUT);
+
+	afterAll(async () => {
+		await cluster?.stop();
+		await mock?.stop();
+	});
+
+	it(
+		'the single slot runs another video workflow while the long task waits; the long task then ends with its mp4',
+		async () => {
+			const { main } = cluster;
+			const cookie = await main.ownerSession();
+			await waitForWebhook(main, DURABLE_PATH);
+			const started = await fetch(`${main.url}/webhook/${DURABLE_PATH}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ prompt: LONG_PROMPT }),
+			});
+			expect(started.status).toBe(200);
+			const [parked] = await waitForExecutions(
+				main,
+				cookie,
+				DURABLE_ID,
+				(executions) => executions.length === 1 && executions[0].status === 'waiting',
+				120_000,
+			);
+
+			// Meanwhile, the other workflow (webhook → Generate with an in-process wait → its mp4) on the only slot.
+			const answer = await cluster.callWebhook({ prompt: 'a quick fox [[size=300k]]' });
+			const answeredAt = Date.now();
+			expect(answer.status).toBe(200);
+			expect(answer.contentType).toMatch(/^video\/mp4/);
+
+			const [finished] = await waitForExecutions(
+				main,
+				cookie,
+				DURABLE_ID,
+				(executions) => executions.length === 1 && ['success', 'error', 'crashed', 'canceled'].includes(executions[0].status),
+				8 * 60_000,
+			);
+			expect(finished.id).toBe(parked.id);
+			const { data } = await readExecution(main, cookie, finished.id);
+			expect({ status: finished.status, error: data.resultData.error?.message }).toEqual({ status: 'success', error: undefined });
+
+			const log = await mock.log();
+			const [submission] = submissionsIn(log).filter((entry) => (entry.body as { prompt?: string }).prompt === LONG_PROMPT);
+			const taskId = submission.taskId!;
+			expect(submissionsIn(log).filter((entry) => entry.taskId === taskId)).toHaveLength(1);
+			const checkRuns = data.resultData.runData['Check Video'] as Array<{ data: { main: Array<Array<{ json: Record<string, unknown> }> | null> } }>;
+			expect(checkRuns.length).toBeGreaterThanOrEqual(2);
+			const [done] = checkRuns[checkRuns.length - 1].data.main[0] ?? [];
+			expect(done.json).toMatchObject({ task_id: taskId, status: 'SUCCESS' });
+			// The mp4 was fetched (into the database's binary data) byte for byte as the mock served it.
+			const content = log.filter((entry) => entry.path === `/v1/tasks/${taskId}/artifacts/video/content` && entry.status === 200);
+			expect(content).toHaveLength(1);
+			expect(content[0].sha256).toBe(await mock.artifactSha256(taskId));
+			// The other workflow was answered while the long task was still running: the slot was free.
+			expect(answeredAt).toBeLessThan(Date.parse(content[0].time));
+			expect(sha256(answer.body)).toBe(
+				log.find((entry) => entry.path.endsWith('/artifacts/video/content') && entry.taskId !== taskId && entry.status === 200)!.sha256,
+			);
+
+			// Worker time the Gen Gateway nodes of the durable execution took: seconds, against a task of 150 s.
+			let heldMs = 0;
+			for (const node of ['Submit Video', 'Check Video']) {
+				for (const run of data.resultData.runData[node] as Array<{ executionTime: number }>) heldMs += run.executionTime;
+			}
+			process.stderr.write(`durable execution ${finished.id}: node run time ${heldMs} ms over ${checkRuns.length} checks\n`);
+			expect(heldMs).toBeLessThan(60_000);
+			// Every resume was a new job of the one worker (the main only enqueues).
+			expect(cluster.startedByWorker().filter((id) => id === finished.id).length).toBeGreaterThanOrEqual(2);
+			expect((await listExecutions(main, cookie, DURABLE_ID)).map((execution) => execution.status)).toEqual(['success']);
+		},
+		12 * 60_000,
+	);
+});
