@@ -170,7 +170,7 @@ describe('the package installed as users install it, in a real n8n', () => {
 			if (run.exitCode !== 0 || runError(run.json) || !run.json) throw new Error(`the run failed: ${explain(run)}`);
 			const loaded = probe.loaded();
 			expect(loaded.length).toBeGreaterThan(0);
-			expect(loaded.every(({ file }) => file.startsWith(REPO_ROOT + path.sep))).toBe(true);
+			expect(loaded.every(({ file }) => file.startsWith(path.join(REPO_ROOT, 'dist') + path.sep))).toBe(true);
 			const linked = loaded.flatMap(({ n8nWorkflow }) => n8nWorkflow);
 			expect(linked.some((file) => file.startsWith(path.join(REPO_ROOT, 'node_modules') + path.sep))).toBe(true);
 		},

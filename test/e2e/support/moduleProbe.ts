@@ -12,7 +12,8 @@ export interface LoadedModule {
 /**
  * Sees which files a real n8n process loaded for our package and which n8n-workflow each of them got: a script
  * preloaded with `NODE_OPTIONS=--require` writes, at the process's exit, every cached module of our package (by its
- * installed path, or under the checkout, where a symlink resolves to) with the n8n-workflow files among its
+ * installed path, or under the checkout's dist/, where a symlink resolves to; only dist/, since CI keeps its n8n
+ * inside the checkout) with the n8n-workflow files among its
  * `children` (Node records a child there even when it came from the cache).
  */
 export class ModuleProbe {
@@ -25,7 +26,7 @@ export class ModuleProbe {
 		const script = `'use strict';
 const fs = require('fs');
 const marker = ${JSON.stringify(`${path.sep}node_modules${path.sep}${PACKAGE_NAME}${path.sep}`)};
-const checkout = ${JSON.stringify(REPO_ROOT + path.sep)};
+const checkout = ${JSON.stringify(path.join(REPO_ROOT, 'dist') + path.sep)};
 process.on('exit', () => {
 	const loaded = [];
 	for (const [file, mod] of Object.entries(require.cache)) {

@@ -113,7 +113,9 @@ async function startOnce(home: N8nHome, options: ServerOptions): Promise<N8nServ
 		while (Date.now() < deadline) {
 			if (exitCode !== undefined) throw new Error(`n8n start exited with ${exitCode} before answering ${path}:\n${tail(output)}`);
 			try {
-				if ((await rest('GET', path)).status === 200) return Date.now() - started;
+				// n8n 2.x answers every route with 200 "n8n is starting up. Please wait" (text) until it is ready.
+				const answer = await rest('GET', path);
+				if (answer.status === 200 && typeof answer.body === 'object' && answer.body !== null) return Date.now() - started;
 			} catch {
 				// not listening yet
 			}
