@@ -4,7 +4,8 @@ import { abortableSleep } from './wait';
  * Calls `onIdle` once when `touch()` was not called for `idleMs`. The request's own timeout does not always cover a
  * stream once its answer has begun: follow-redirects' socket time-out does, but axios's native path (taken when n8n
  * 2.x follows redirects itself: SSRF protection with a proxy) stops timing at the response. Community nodes may not
- * use setTimeout, so it sleeps through n8n-workflow's abortable wait, one sleep at a time, re-armed when it wakes up.
+ * use timers of their own, so it sleeps through n8n-workflow's abortable wait, one sleep at a time, re-armed when it
+ * wakes up.
  */
 export interface IdleWatch {
 	touch(): void;

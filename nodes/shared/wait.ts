@@ -1,8 +1,8 @@
 import * as n8nWorkflow from 'n8n-workflow';
 
 /**
- * An abortable wait on whichever n8n-workflow the running n8n provides. `setTimeout` is off limits to community
- * nodes, and n8n-workflow's own helpers differ between lines:
+ * An abortable wait on whichever n8n-workflow the running n8n provides. Timers of their own are off limits to
+ * community nodes, and n8n-workflow's own helpers differ between lines:
  *   - 1.x and 2.0–2.33: `sleepWithAbort(ms, signal)`; their `sleep(ms)` ignores any signal;
  *   - 2.34 and later: only `sleep(ms, signal?)`, which rejects with the signal's reason (a plain AbortError).
  * The package runs against n8n's own copy (not the one it was built with), so the choice is made at run time.

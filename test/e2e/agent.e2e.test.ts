@@ -16,6 +16,7 @@ import { launchChromium } from './browser/chromium';
 import { signIn } from './browser/editor';
 import { FAILURE_DIR, step } from './browser/screenshots';
 import { exampleCredential, loadExample, type ExampleWorkflow } from './lib/examples';
+import { unflatten } from './lib/executions';
 import { importWorkflows } from './lib/imports';
 import { logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './lib/runs';
 import { createN8nHome, DEFAULT_OWNER, e2eMajor, randomId, type N8nHome, type N8nServer } from './n8n';
@@ -29,22 +30,6 @@ const RUN_SCREENSHOT = path.join(
 	process.env.GEN_GATEWAY_UPDATE_SCREENSHOTS === '1' ? path.resolve(__dirname, '../../docs/screenshots') : FAILURE_DIR,
 	'ai-agent-run.png',
 );
-
-/** n8n's REST API sends run data in the `flatted` format: every object and string is an index into one array. */
-function unflatten(text: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
-	const table = JSON.parse(text) as unknown[];
-	const done = new Map<number, unknown>();
-	const revive = (index: number): unknown => {
-		const value = table[index];
-		if (typeof value !== 'object' || value === null) return value;
-		if (done.has(index)) return done.get(index);
-		const out: Record<string, unknown> = Array.isArray(value) ? ([] as unknown as Record<string, unknown>) : {};
-		done.set(index, out);
-		for (const [key, member] of Object.entries(value)) out[key] = typeof member === 'string' ? revive(Number(member)) : member;
-		return out;
-	};
-	return revive(0);
-}
 
 interface TriggerNode {
 	type: string;
