@@ -9,4 +9,6 @@ module.exports = {
 	},
 	testTimeout: 60_000,
 	maxWorkers: 2,
+	// Every run ends with the time of each test file and the phases the e2e toolkit recorded (test/timing/).
+	reporters: ['default', '<rootDir>/test/timing/reporter.js'],
 };

@@ -12,6 +12,7 @@ import * as path from 'path';
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import type { LogEntry } from '../mock/types';
 import { openExecution, showSubRun } from './browser/agentRun';
+import { timed } from '../timing/phases';
 import { launchChromium } from './browser/chromium';
 import { signIn } from './browser/editor';
 import { FAILURE_DIR, step } from './browser/screenshots';
@@ -55,6 +56,10 @@ function streamingCopy(example: ExampleWorkflow): ExampleWorkflow {
  * CORS preflight asks which methods the path has without running anything (204 with POST once registered).
  */
 async function webhookRegistered(url: string, origin: string, timeoutMs = 120_000): Promise<void> {
+	await timed('wait', 'chat webhook registration', () => pollRegistered(url, origin, timeoutMs));
+}
+
+async function pollRegistered(url: string, origin: string, timeoutMs: number): Promise<void> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		const preflight = await fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
@@ -108,11 +113,15 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 
 	/** One chat message as n8n's chat widget sends it (the owner's session cookie: the example asks for an n8n user). */
 	const sendMessage = async (chatInput: string, withCookie = true, url = chatUrl) =>
-		await fetch(url, {
-			method: 'POST',
-			headers: { 'content-type': 'application/json', ...(withCookie ? { cookie } : {}) },
-			body: JSON.stringify({ action: 'sendMessage', sessionId: randomId(12), chatInput }),
-			signal: AbortSignal.timeout(RUN_TIMEOUT - 10_000),
+		await timed('run', 'chat message', async () => {
+			const response = await fetch(url, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json', ...(withCookie ? { cookie } : {}) },
+				body: JSON.stringify({ action: 'sendMessage', sessionId: randomId(12), chatInput }),
+				signal: AbortSignal.timeout(RUN_TIMEOUT - 10_000),
+			});
+			const text = await response.text();
+			return { status: response.status, text: async () => text };
 		});
 
 	it('the chat is closed to callers who are not logged in to n8n (the example is not an open paid endpoint)', async () => {

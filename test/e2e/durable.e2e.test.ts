@@ -8,6 +8,7 @@
 // The example's Manual Trigger is swapped for a production Webhook (answering at once; lib/durableWorkflow.ts), so
 // that the runs are ordinary production executions started over HTTP.
 import { spawnMockProcess, type MockClient } from '../mock/process';
+import { timed } from '../timing/phases';
 import type { LogEntry } from '../mock/types';
 import { durableWebhookWorkflow } from './lib/durableWorkflow';
 import { exampleCredential, type ExampleWorkflow } from './lib/examples';
@@ -93,7 +94,7 @@ describe('durable wait in a real n8n: Generate → Wait 70 s → Check, across a
 			server = undefined;
 			const submissions = submissionsIn(await mock.log());
 			expect(submissions).toHaveLength(3);
-			await new Promise((resolve) => setTimeout(resolve, 10_000));
+			await timed('wait', 'n8n down for 10 s', () => new Promise((resolve) => setTimeout(resolve, 10_000)));
 
 			server = await home.startServer();
 			cookie = await server.login();

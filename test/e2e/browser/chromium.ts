@@ -6,6 +6,9 @@ import * as os from 'os';
 import * as path from 'path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
+import { timed, timedSync } from '../../timing/phases';
+import { APT_LOCK } from '../support/paths';
+
 export const CHROMIUM_PATH = process.env.GEN_GATEWAY_E2E_CHROMIUM ?? '/usr/bin/chromium';
 
 export const CHROMIUM_ARGS = [
@@ -40,7 +43,10 @@ export function chromiumProblem(): string | undefined {
 export function ensureChromium(): void {
 	if (!chromiumProblem()) return;
 	const script = path.resolve(__dirname, '../../../scripts/install-chromium.sh');
-	execFileSync('bash', [script], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 10 * 60_000 });
+	// One apt at a time: parallel jest workers may ask for Chromium, Redis and PostgreSQL at once.
+	timedSync('install', 'chromium install', () =>
+		execFileSync('flock', [APT_LOCK, 'bash', script], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 10 * 60_000 }),
+	);
 }
 
 /** Launches Chromium with a fresh --user-data-dir and one page of the given viewport (CSS pixels) and pixel density. */
@@ -53,14 +59,16 @@ export async function launchChromium(
 	if (problem) throw new Error(problem);
 	const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gen-gateway-chromium-'));
 	// launchPersistentContext is playwright's way to give Chromium a --user-data-dir of our choosing.
-	const context = await chromium.launchPersistentContext(userDataDir, {
-		executablePath: CHROMIUM_PATH,
-		headless: true,
-		args: CHROMIUM_ARGS,
-		viewport,
-		deviceScaleFactor,
-		timeout: 120_000,
-	});
+	const context = await timed('browser', 'chromium launch', () =>
+		chromium.launchPersistentContext(userDataDir, {
+			executablePath: CHROMIUM_PATH,
+			headless: true,
+			args: CHROMIUM_ARGS,
+			viewport,
+			deviceScaleFactor,
+			timeout: 120_000,
+		}),
+	);
 	// Leaving a workflow with unsaved changes asks before unloading: the tests always leave.
 	const acceptDialogs = (page: Page) => page.on('dialog', (dialog) => void dialog.accept().catch(() => undefined));
 	context.pages().forEach(acceptDialogs);

@@ -2,6 +2,8 @@
 // the parameter panel shows. Selectors are n8n's own data-test-id attributes; every step waits on a selector.
 import type { Locator, Page } from 'playwright-core';
 
+import { timed } from '../../timing/phases';
+
 /** Waits long enough for n8n's editor on two busy cores (a first workflow load took 17 s here). */
 export const UI_TIMEOUT = 90_000;
 
@@ -12,6 +14,10 @@ export const parameterInput = (page: Page, name: string): Locator =>
 
 /** Signs in through the sign-in form, as a user would. */
 export async function signIn(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+	await timed('signin', 'sign in (browser)', () => signInOnce(page, baseUrl, email, password));
+}
+
+async function signInOnce(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
 	await page.goto(`${baseUrl}/signin`, { timeout: UI_TIMEOUT });
 	const emailInput = page.locator('input[name="emailOrLdapLoginId"]');
 	await emailInput.waitFor({ timeout: UI_TIMEOUT });

@@ -1,4 +1,5 @@
 // Executions of a running n8n server, read through its REST API (the owner's session), for the e2e tests.
+import { timed } from '../../timing/phases';
 import type { N8nServer } from '../n8n';
 
 /** n8n's REST API sends run data in the `flatted` format: every object and string is an index into one array. */
@@ -46,6 +47,16 @@ export async function waitForExecutions(
 	done: (executions: ExecutionSummary[]) => boolean,
 	timeoutMs: number,
 ): Promise<ExecutionSummary[]> {
+	return await timed('wait', 'executions to reach a state', () => pollExecutions(server, cookie, workflowId, done, timeoutMs));
+}
+
+async function pollExecutions(
+	server: N8nServer,
+	cookie: string,
+	workflowId: string,
+	done: (executions: ExecutionSummary[]) => boolean,
+	timeoutMs: number,
+): Promise<ExecutionSummary[]> {
 	const deadline = Date.now() + timeoutMs;
 	let last: ExecutionSummary[] = [];
 	while (Date.now() < deadline) {
@@ -58,6 +69,10 @@ export async function waitForExecutions(
 
 /** n8n registers production webhooks shortly after its REST API answers: wait with a CORS preflight (runs nothing). */
 export async function waitForWebhook(server: N8nServer, webhookPath: string, timeoutMs = 120_000): Promise<void> {
+	await timed('wait', 'webhook registration', () => pollWebhook(server, webhookPath, timeoutMs));
+}
+
+async function pollWebhook(server: N8nServer, webhookPath: string, timeoutMs: number): Promise<void> {
 	const deadline = Date.now() + timeoutMs;
 	while (Date.now() < deadline) {
 		const preflight = await fetch(`${server.url}/webhook/${webhookPath}`, {

@@ -7,6 +7,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
+import { timed } from '../../timing/phases';
 import { createN8nHome, freePort, randomId, type N8nHome, type N8nServer } from '../n8n';
 import { startService, tail, type ServiceProcess } from './process';
 import { ensureQueueServices, startPostgres, startRedis, type PostgresServer, type RedisServer } from './services';
@@ -217,19 +218,20 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 			worker,
 			workflowId,
 			webhookUrl,
-			callWebhook: async (body, timeoutMs = 180_000) => {
-				const response = await fetch(webhookUrl, {
-					method: 'POST',
-					headers: { 'content-type': 'application/json' },
-					body: JSON.stringify(body),
-					signal: AbortSignal.timeout(timeoutMs),
-				});
-				return {
-					status: response.status,
-					contentType: response.headers.get('content-type'),
-					body: Buffer.from(await response.arrayBuffer()),
-				};
-			},
+			callWebhook: async (body, timeoutMs = 180_000) =>
+				await timed('run', 'webhook call', async () => {
+					const response = await fetch(webhookUrl, {
+						method: 'POST',
+						headers: { 'content-type': 'application/json' },
+						body: JSON.stringify(body),
+						signal: AbortSignal.timeout(timeoutMs),
+					});
+					return {
+						status: response.status,
+						contentType: response.headers.get('content-type'),
+						body: Buffer.from(await response.arrayBuffer()),
+					};
+				}),
 			enqueuedByMain: () => matches(mainHome.logs(), /Enqueued execution (\d+) \(job/g),
 			startedByWorker: () => matches(worker.output(), /Worker started execution (\d+) \(job/g),
 			binaryFilesOnDisk: (home) => ['binaryData', 'storage'].flatMap((base) => filesUnder(path.join(home.n8nFolder, base))),

@@ -6,6 +6,8 @@ import * as net from 'net';
 import * as path from 'path';
 import { promisify } from 'util';
 
+import { timedSync } from '../../timing/phases';
+import { APT_LOCK } from '../support/paths';
 import { freePort, REPO_ROOT } from '../n8n';
 import { startService, tail, type ServiceProcess } from './process';
 
@@ -15,7 +17,10 @@ const execFileAsync = promisify(execFile);
 function runInstaller(name: 'redis' | 'postgres'): void {
 	const script = path.join(REPO_ROOT, 'scripts', `install-${name}.sh`);
 	// stdio inherit: a first install prints apt's progress to the test's stderr.
-	execFileSync('bash', [script], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 10 * 60_000 });
+	// One apt at a time: parallel jest workers may ask for Chromium, Redis and PostgreSQL at once.
+	timedSync('install', `${name} install`, () =>
+		execFileSync('flock', [APT_LOCK, 'bash', script], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 10 * 60_000 }),
+	);
 }
 
 function onPath(program: string): string | undefined {

@@ -7,6 +7,7 @@ import { ensureN8n, type N8nInstall } from './install';
 import { installPackage, type InstallRoute } from './packageInstall';
 import { TEMP_ROOT } from './paths';
 import { freePort, runProcess, type ProcessResult } from './process';
+import { recordPhase, timed, timedSync } from '../../timing/phases';
 import { findSecret, type SecretHit } from './secrets';
 import { startServer, type N8nServer, type ServerOptions } from './server';
 
@@ -83,12 +84,14 @@ export class N8nHome {
 
 	static async create(options: N8nHomeOptions = {}): Promise<N8nHome> {
 		const withPackage = options.withPackage ?? true;
-		if (withPackage) ensureBuilt({ build: options.build });
-		const install = await ensureN8n();
+		if (withPackage) timedSync('install', 'build check', () => ensureBuilt({ build: options.build }));
+		const install = await timed('install', `n8n ${process.env.GEN_GATEWAY_E2E_N8N === '1' ? '1.x' : '2.x'} install check`, () => ensureN8n());
 		const dir = options.dir ?? fs.mkdtempSync(path.join(TEMP_ROOT, 'gen-gateway-n8n-'));
 		fs.mkdirSync(dir, { recursive: true });
 		const settings = loadSettings(dir);
+		const startedAt = Date.now();
 		if (withPackage) installPackage(dir, options.installRoute ?? 'n8n', install.path);
+		recordPhase('home', `home (${withPackage ? (options.installRoute ?? 'n8n') : 'no package'})`, startedAt);
 		return new N8nHome(path.resolve(dir), install, settings, options);
 	}
 
@@ -152,12 +155,15 @@ export class N8nHome {
 			...extraEnv,
 		});
 		this.record(`\n$ n8n ${args.join(' ')}\n`);
-		return await runProcess(this.install.n8nBin, args, {
-			cwd: this.dir,
-			env,
-			timeoutMs,
-			onOutput: (chunk) => this.record(chunk),
-		});
+		// `n8n execute` is a workflow run (plus a cold n8n start); imports and updates are set-up.
+		return await timed(args[0] === 'execute' ? 'run' : 'cli', `n8n ${args[0]}`, () =>
+			runProcess(this.install.n8nBin, args, {
+				cwd: this.dir,
+				env,
+				timeoutMs,
+				onOutput: (chunk) => this.record(chunk),
+			}),
+		);
 	}
 
 	/** Imports one credential (n8n encrypts its data); the plain file exists only during the import. */

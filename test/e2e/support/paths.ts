@@ -24,3 +24,6 @@ export function e2eMajor(): 1 | 2 {
 
 /** Where temporary n8n homes go: outside the repo, so nothing of the checkout (its node_modules) is reachable from them. */
 export const TEMP_ROOT = process.env.GEN_GATEWAY_E2E_TMP ?? '/tmp';
+
+/** Serialises the test scripts that call apt-get (apt refuses a second apt at once; jest may run files in parallel). */
+export const APT_LOCK = '/tmp/gen-gateway-apt.lock';

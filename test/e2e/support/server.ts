@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'child_process';
 
+import { timed } from '../../timing/phases';
 import type { N8nHome } from './home';
 import { freePort, killGroup, spawnGroup, tail } from './process';
 
@@ -53,6 +54,10 @@ export interface N8nServer {
 
 /** Free ports are only free until someone takes them: a start that lost its port is retried on new ones. */
 export async function startServer(home: N8nHome, options: ServerOptions = {}): Promise<N8nServer> {
+	return await timed('start', 'n8n start', () => startWithRetries(home, options));
+}
+
+async function startWithRetries(home: N8nHome, options: ServerOptions): Promise<N8nServer> {
 	for (let attempt = 1; ; attempt++) {
 		try {
 			return await startOnce(home, options);
@@ -151,10 +156,14 @@ async function startOnce(home: N8nHome, options: ServerOptions): Promise<N8nServ
 	};
 
 	const setupOwner = async (owner: Owner = DEFAULT_OWNER) =>
-		sessionCookie(await rest('POST', '/rest/owner/setup', { body: owner }), 'owner setup');
+		await timed('signin', 'owner setup (REST)', async () =>
+			sessionCookie(await rest('POST', '/rest/owner/setup', { body: owner }), 'owner setup'),
+		);
 
 	const login = async (email = DEFAULT_OWNER.email, password = DEFAULT_OWNER.password) =>
-		sessionCookie(await rest('POST', '/rest/login', { body: { emailOrLdapLoginId: email, password } }), 'login');
+		await timed('signin', 'login (REST)', async () =>
+			sessionCookie(await rest('POST', '/rest/login', { body: { emailOrLdapLoginId: email, password } }), 'login'),
+		);
 
 	const ownerSession = async (owner: Owner = DEFAULT_OWNER) => {
 		const settings = await rest('GET', '/rest/settings');
