@@ -1,0 +1,271 @@
+/**
+ * A real npm registry on loopback for tests: Verdaccio (pinned in devDependencies) with no uplinks, so nothing it
+ * serves or asks for leaves the machine. Used by the release rehearsal (test/release/) to publish as the workflow
+ * does, and by the editor e2e to stand in for n8n's default registry (over TLS, on the host and port that registry
+ * has, with a certificate from a CA the test made).
+ *
+ *   const registry = await startLocalRegistry();                  // http://127.0.0.1:<free port>/
+ *   await registry.publish('/tmp/n8n-nodes-gen-gateway-0.1.0.tgz');
+ *   execFileSync('npm', ['install', 'n8n-nodes-gen-gateway', '--userconfig', registry.userconfig], ...);
+ *   await registry.stop();
+ *
+ *   const tlsRegistry = await startLocalRegistry({ host: '127.0.0.1', port: 443, tls: { key, cert, ca } });
+ *
+ * Verdaccio 6.10.4 needs Node 22 or later: it runs on the Node 24 that scripts/install-n8n.sh fetches for n8n 2.x
+ * (or on this process's Node when that is new enough). Publishing needs a user: startLocalRegistry registers one and
+ * keeps its token; `userconfig` is an npmrc file naming the registry and that token (and the CA, with TLS).
+ */
+import type { ChildProcess } from 'child_process';
+import * as fs from 'fs';
+import * as http from 'http';
+import * as https from 'https';
+import * as os from 'os';
+import * as path from 'path';
+
+import { ensureN8n } from '../e2e/support/install';
+import { cleanNpmEnv } from '../e2e/support/packageInstall';
+import { REPO_ROOT } from '../e2e/support/paths';
+import { freePort, killGroup, runProcess, spawnGroup, type ProcessResult } from '../e2e/support/process';
+
+export interface LocalRegistryOptions {
+	/** Address to listen on. Default 127.0.0.1. */
+	host?: string;
+	/** Port. Default: a free one. */
+	port?: number;
+	/**
+	 * Serve HTTPS with this key and certificate (PEM text). `ca` (PEM text of the CA that signed `cert`) goes into
+	 * `userconfig` as npm's cafile, and is trusted by this module's own requests.
+	 */
+	tls?: { key: string; cert: string; ca?: string };
+	/**
+	 * The registry's address as clients name it, e.g. `https://<name of n8n's default registry>/` when that name resolves
+	 * to `host` for them. Default: `http(s)://<host>:<port>/`. Verdaccio writes tarball addresses from the request's
+	 * Host header, so clients must reach it by this name too.
+	 */
+	publicUrl?: string;
+	/** Storage folder (kept by stop()). Default: a fresh temporary folder, removed by stop(). */
+	storageDir?: string;
+	/** A Node 22+ executable to run Verdaccio with. Default: this process's Node if 22+, else n8n 2.x's Node 24. */
+	nodeBin?: string;
+}
+
+export interface LocalRegistry {
+	/** The registry's address, ending with `/` (publicUrl when given). */
+	url: string;
+	/** The address this process reaches it by (http(s)://host:port/). */
+	directUrl: string;
+	/** Token of the registry's one user, who may publish. */
+	token: string;
+	/** The lines of `userconfig`: registry, the token for it, the CA file with TLS. */
+	npmrcLines: string[];
+	/** An npmrc file with npmrcLines, for `npm --userconfig <file>` (publish, install, view). */
+	userconfig: string;
+	/** Folder with Verdaccio's config and, unless storageDir was given, its storage. */
+	dir: string;
+	/** `npm publish <tarball>` to this registry (no provenance: there is no CI provider here). */
+	publish(tarball: string, options?: { tag?: string; env?: NodeJS.ProcessEnv }): Promise<ProcessResult>;
+	/** The versions of a package the registry holds (empty when it has none). */
+	versions(name: string): Promise<string[]>;
+	/** The packument, as npm clients get it (404 → undefined). */
+	packument(name: string): Promise<any | undefined>; // eslint-disable-line @typescript-eslint/no-explicit-any
+	/** Everything Verdaccio printed. */
+	logs(): string;
+	stop(): Promise<void>;
+}
+
+/** The Verdaccio version the registry runs (package.json pins it; the test of this module checks they agree). */
+export function verdaccioVersion(): string {
+	return JSON.parse(fs.readFileSync(require.resolve('verdaccio/package.json', { paths: [REPO_ROOT] }), 'utf8')).version;
+}
+
+/** A Node 22+ executable: this process's, or the Node 24 n8n 2.x runs on (installed by scripts/install-n8n.sh). */
+export async function node22Plus(): Promise<string> {
+	if (Number(process.versions.node.split('.')[0]) >= 22) return process.execPath;
+	const install = await ensureN8n(2);
+	const node = path.join(install.dir, 'node-bin', 'node');
+	if (!fs.existsSync(node)) throw new Error(`no Node 22+ for Verdaccio: ${node} does not exist`);
+	return node;
+}
+
+export async function startLocalRegistry(options: LocalRegistryOptions = {}): Promise<LocalRegistry> {
+	const host = options.host ?? '127.0.0.1';
+	const port = options.port ?? (await freePort());
+	const scheme = options.tls ? 'https' : 'http';
+	const hostPart = host.includes(':') ? `[${host}]` : host;
+	const directUrl = `${scheme}://${hostPart}:${port}/`;
+	const url = withSlash(options.publicUrl ?? directUrl);
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gen-gateway-registry-'));
+	const storage = options.storageDir ?? path.join(dir, 'storage');
+	fs.mkdirSync(storage, { recursive: true });
+
+	const tlsLines: string[] = [];
+	if (options.tls) {
+		fs.writeFileSync(path.join(dir, 'key.pem'), options.tls.key, { mode: 0o600 });
+		fs.writeFileSync(path.join(dir, 'cert.pem'), options.tls.cert);
+		tlsLines.push('https:', `  key: ${path.join(dir, 'key.pem')}`, `  cert: ${path.join(dir, 'cert.pem')}`);
+		if (options.tls.ca) fs.writeFileSync(path.join(dir, 'ca.pem'), options.tls.ca);
+	}
+	// No uplinks: a name the registry does not hold is a 404, never a request to another registry.
+	const config = [
+		`storage: ${storage}`,
+		'auth:',
+		'  htpasswd:',
+		`    file: ${path.join(dir, 'htpasswd')}`,
+		'    max_users: 1',
+		'uplinks: {}',
+		'packages:',
+		"  '**':",
+		'    access: $all',
+		'    publish: $authenticated',
+		'    unpublish: $authenticated',
+		'web:',
+		'  enable: false',
+		'max_body_size: 200mb',
+		'log: { type: stdout, format: pretty, level: warn }',
+		...tlsLines,
+		`listen: ${scheme}://${hostPart}:${port}`,
+		'',
+	].join('\n');
+	const configFile = path.join(dir, 'config.yaml');
+	fs.writeFileSync(configFile, config);
+
+	const nodeBin = options.nodeBin ?? (await node22Plus());
+	const verdaccio = path.join(path.dirname(require.resolve('verdaccio/package.json', { paths: [REPO_ROOT] })), 'bin', 'verdaccio');
+	let output = '';
+	// Its own process group, killed with this process at the latest (spawnGroup).
+	const child: ChildProcess = spawnGroup(nodeBin, [verdaccio, '--config', configFile], {
+		cwd: dir,
+		env: cleanNpmEnv(options.publicUrl ? { VERDACCIO_PUBLIC_URL: url } : {}),
+	});
+	child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+
+	const agent = options.tls
+		? new https.Agent({ ca: options.tls.ca, rejectUnauthorized: Boolean(options.tls.ca), checkServerIdentity: () => undefined })
+		: new http.Agent();
+	const request = (method: string, urlPath: string, body?: unknown, token?: string) =>
+		send(`${directUrl}${urlPath.replace(/^\//, '')}`, method, agent, body, token, url);
+
+	const stop = async () => {
+		if (child.exitCode === null && child.signalCode === null) {
+			killGroup(child, 'SIGTERM');
+			const killer = setTimeout(() => killGroup(child, 'SIGKILL'), 5_000);
+			await exited;
+			clearTimeout(killer);
+		}
+		agent.destroy();
+		fs.rmSync(dir, { recursive: true, force: true });
+	};
+
+	try {
+		const deadline = Date.now() + 60_000;
+		for (;;) {
+			if (child.exitCode !== null) throw new Error(`Verdaccio exited with ${child.exitCode}:\n${output}`);
+			const ping = await request('GET', '-/ping').catch(() => undefined);
+			if (ping?.status === 200) break;
+			if (Date.now() > deadline) throw new Error(`Verdaccio did not answer on ${directUrl} within 60 s:\n${output}`);
+			await new Promise((resolve) => setTimeout(resolve, 100));
+		}
+		const user = 'gen-gateway-release';
+		const added = await request('PUT', `-/user/org.couchdb.user:${user}`, {
+			_id: `org.couchdb.user:${user}`,
+			name: user,
+			password: `pw-${process.pid}-${Date.now()}`,
+			type: 'user',
+			roles: [],
+		});
+		const token = (added.json as { token?: string } | undefined)?.token;
+		if (added.status !== 201 || !token) throw new Error(`Verdaccio refused the user: ${added.status} ${added.text}`);
+
+		const authKey = url.replace(/^https?:/, '');
+		const npmrcLines = [`registry=${url}`, `${authKey}:_authToken=${token}`];
+		if (options.tls?.ca) npmrcLines.push(`cafile=${path.join(dir, 'ca.pem')}`);
+		const userconfig = path.join(dir, 'npmrc');
+		fs.writeFileSync(userconfig, `${npmrcLines.join('\n')}\n`, { mode: 0o600 });
+
+		return {
+			url,
+			directUrl,
+			token,
+			npmrcLines,
+			userconfig,
+			dir,
+			logs: () => output,
+			stop,
+			publish: async (tarball, publishOptions = {}) => {
+				const args = ['publish', tarball, '--userconfig', userconfig, '--registry', url, '--access', 'public'];
+				// The tarball's publishConfig asks for provenance, which npm can only make in a CI provider.
+				args.push('--provenance=false', '--ignore-scripts', '--tag', publishOptions.tag ?? 'latest');
+				const result = await runProcess('npm', args, {
+					env: cleanNpmEnv(publishOptions.env),
+					timeoutMs: 120_000,
+				});
+				if (result.exitCode !== 0) {
+					throw new Error(`npm publish ${path.basename(tarball)} to ${url} exited with ${result.exitCode}:\n${result.stderr}`);
+				}
+				return result;
+			},
+			packument: async (name) => {
+				const answer = await request('GET', encodeURIComponent(name).replace(/^%40/, '@'));
+				if (answer.status === 404) return undefined;
+				if (answer.status !== 200) throw new Error(`GET ${name}: ${answer.status} ${answer.text}`);
+				return answer.json;
+			},
+			versions: async (name) => {
+				const answer = await request('GET', encodeURIComponent(name).replace(/^%40/, '@'));
+				if (answer.status === 404) return [];
+				return Object.keys((answer.json as { versions?: object }).versions ?? {});
+			},
+		};
+	} catch (error) {
+		await stop();
+		throw error;
+	}
+}
+
+function withSlash(url: string): string {
+	return url.endsWith('/') ? url : `${url}/`;
+}
+
+interface Answer {
+	status: number;
+	text: string;
+	json: unknown;
+}
+
+/** One request to the registry; `publicUrl` gives the Host header clients would send. */
+function send(
+	target: string,
+	method: string,
+	agent: http.Agent,
+	body: unknown,
+	token: string | undefined,
+	publicUrl: string,
+): Promise<Answer> {
+	const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+	const headers: http.OutgoingHttpHeaders = { accept: 'application/json', host: new URL(publicUrl).host };
+	if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': payload.length });
+	if (token) headers.authorization = `Bearer ${token}`;
+	const lib = target.startsWith('https:') ? https : http;
+	return new Promise((resolve, reject) => {
+		const req = lib.request(target, { method, agent, headers, timeout: 10_000 }, (res) => {
+			const chunks: Buffer[] = [];
+			res.on('data', (chunk: Buffer) => chunks.push(chunk));
+			res.on('end', () => {
+				const text = Buffer.concat(chunks).toString('utf8');
+				let json: unknown;
+				try {
+					json = JSON.parse(text);
+				} catch {
+					json = undefined;
+				}
+				resolve({ status: res.statusCode ?? 0, text, json });
+			});
+			res.on('error', reject);
+		});
+		req.on('timeout', () => req.destroy(new Error(`${method} ${target}: no answer within 10 s`)));
+		req.on('error', reject);
+		req.end(payload);
+	});
+}
