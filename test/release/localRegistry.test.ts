@@ -10,9 +10,10 @@ import * as path from 'path';
 
 import { cleanNpmEnv } from '../e2e/support/packageInstall';
 import { REPO_ROOT } from '../e2e/support/paths';
-import { startLocalRegistry, verdaccioVersion, type LocalRegistry } from '../support/localRegistry';
+import { ensureReleaseTools, RELEASE_TOOLS_HOST, startLocalRegistry, type LocalRegistry } from '../support/localRegistry';
 
 const manifest = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8'));
+const toolsManifest = JSON.parse(fs.readFileSync(path.join(RELEASE_TOOLS_HOST, 'package.json'), 'utf8'));
 let work: string;
 
 beforeAll(() => {
@@ -42,10 +43,14 @@ function npm(args: string[], cwd: string, registry: LocalRegistry, env: NodeJS.P
 	});
 }
 
-it('runs the Verdaccio package.json pins', () => {
-	expect(manifest.devDependencies.verdaccio).toBe('6.10.4');
-	expect(verdaccioVersion()).toBe('6.10.4');
-});
+it('runs the Verdaccio and npm 10 that test/release/tools pins, outside the package', async () => {
+	expect(toolsManifest.dependencies).toEqual({ npm: '10.9.2', verdaccio: '6.10.4' });
+	const tools = await ensureReleaseTools();
+	expect([tools.verdaccioVersion, tools.npm10Version]).toEqual(['6.10.4', '10.9.2']);
+	// Not in the package's own tree: its package.json carries no overrides (n8n's lint forbids them) and no Verdaccio.
+	expect(manifest.overrides).toBeUndefined();
+	expect(manifest.devDependencies.verdaccio).toBeUndefined();
+}, 300_000);
 
 describe('over HTTP on a free loopback port', () => {
 	let registry: LocalRegistry;

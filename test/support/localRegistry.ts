@@ -11,11 +11,16 @@
  *
  *   const tlsRegistry = await startLocalRegistry({ host: '127.0.0.1', port: 443, tls: { key, cert, ca } });
  *
- * Verdaccio 6.10.4 needs Node 22 or later: it runs on the Node 24 that scripts/install-n8n.sh fetches for n8n 2.x
- * (or on this process's Node when that is new enough). Publishing needs a user: startLocalRegistry registers one and
- * keeps its token; `userconfig` is an npmrc file naming the registry and that token (and the CA, with TLS).
+ * Verdaccio 6.10.4 is not a devDependency of the package: its verdaccio-audit asks for node-fetch's `cjs` dist-tag,
+ * which the registry does not carry, and the override that fixes it is a field n8n's lint forbids in a community
+ * package's package.json. It lives in test/release/tools/ (package.json + lockfile, with npm 10.9.2 for the lock
+ * check), installed once by ensureReleaseTools() into the n8n cache folder, like n8n itself (scripts/install-n8n.sh).
+ * Verdaccio needs Node 22 or later: it runs on the Node 24 that scripts/install-n8n.sh fetches for n8n 2.x (or on this
+ * process's Node when that is new enough). Publishing needs a user: startLocalRegistry registers one and keeps its
+ * token; `userconfig` is an npmrc file naming the registry and that token (and the CA, with TLS).
  */
 import type { ChildProcess } from 'child_process';
+import { createHash } from 'crypto';
 import * as fs from 'fs';
 import * as http from 'http';
 import * as https from 'https';
@@ -73,9 +78,80 @@ export interface LocalRegistry {
 	stop(): Promise<void>;
 }
 
-/** The Verdaccio version the registry runs (package.json pins it; the test of this module checks they agree). */
-export function verdaccioVersion(): string {
-	return JSON.parse(fs.readFileSync(require.resolve('verdaccio/package.json', { paths: [REPO_ROOT] }), 'utf8')).version;
+/** Where the release tools' package.json and lockfile are (what ensureReleaseTools installs). */
+export const RELEASE_TOOLS_HOST = path.join(REPO_ROOT, 'test', 'release', 'tools');
+
+export interface ReleaseTools {
+	/** The install folder (…/gen-gateway-n8n/release-tools). */
+	dir: string;
+	/** Verdaccio's executable script (run it with a Node 22+). */
+	verdaccio: string;
+	/** Verdaccio's version, as installed. */
+	verdaccioVersion: string;
+	/** npm 10's CLI script (`node <npm10Cli> ci …`). */
+	npm10Cli: string;
+	/** npm 10's version, as installed. */
+	npm10Version: string;
+}
+
+let tools: Promise<ReleaseTools> | undefined;
+
+/**
+ * Installs (once; then about 1 ms) test/release/tools/ with `npm ci` into the n8n cache folder
+ * (GEN_GATEWAY_N8N_CACHE, default ~/.cache/gen-gateway-n8n/release-tools), keyed by a hash of its package.json and
+ * lockfile. Concurrent installers (jest workers, two test files) each stage their own copy; the first rename wins.
+ */
+export function ensureReleaseTools(): Promise<ReleaseTools> {
+	tools ??= installReleaseTools();
+	tools.catch(() => (tools = undefined));
+	return tools;
+}
+
+async function installReleaseTools(): Promise<ReleaseTools> {
+	const cache = process.env.GEN_GATEWAY_N8N_CACHE ?? path.join(os.homedir(), '.cache', 'gen-gateway-n8n');
+	const dir = path.join(cache, 'release-tools');
+	const files = ['package.json', 'package-lock.json'];
+	const stamp = createHash('sha256');
+	for (const file of files) stamp.update(fs.readFileSync(path.join(RELEASE_TOOLS_HOST, file)));
+	const wanted = stamp.digest('hex');
+	const describe = (): ReleaseTools => {
+		const modules = path.join(dir, 'node_modules');
+		const version = (name: string) => JSON.parse(fs.readFileSync(path.join(modules, name, 'package.json'), 'utf8')).version;
+		return {
+			dir,
+			verdaccio: path.join(modules, 'verdaccio', 'bin', 'verdaccio'),
+			verdaccioVersion: version('verdaccio'),
+			npm10Cli: path.join(modules, 'npm', 'bin', 'npm-cli.js'),
+			npm10Version: version('npm'),
+		};
+	};
+	const current = () => fs.existsSync(path.join(dir, '.installed')) && fs.readFileSync(path.join(dir, '.installed'), 'utf8') === wanted;
+	if (current()) return describe();
+
+	fs.mkdirSync(cache, { recursive: true });
+	const staging = fs.mkdtempSync(path.join(cache, 'release-tools.staging-'));
+	try {
+		for (const file of files) fs.copyFileSync(path.join(RELEASE_TOOLS_HOST, file), path.join(staging, file));
+		// ignore-scripts: none of these packages needs an install script.
+		const result = await runProcess('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], {
+			cwd: staging,
+			env: cleanNpmEnv(),
+			timeoutMs: 300_000,
+		});
+		if (result.exitCode !== 0) throw new Error(`npm ci in ${RELEASE_TOOLS_HOST} (copy) failed:\n${result.stderr}`);
+		fs.writeFileSync(path.join(staging, '.installed'), wanted);
+		if (!current()) {
+			fs.rmSync(dir, { recursive: true, force: true });
+			try {
+				fs.renameSync(staging, dir);
+			} catch (error) {
+				if (!current()) throw error; // another process put a current copy there first: use it
+			}
+		}
+	} finally {
+		fs.rmSync(staging, { recursive: true, force: true });
+	}
+	return describe();
 }
 
 /** A Node 22+ executable: this process's, or the Node 24 n8n 2.x runs on (installed by scripts/install-n8n.sh). */
@@ -130,7 +206,7 @@ export async function startLocalRegistry(options: LocalRegistryOptions = {}): Pr
 	fs.writeFileSync(configFile, config);
 
 	const nodeBin = options.nodeBin ?? (await node22Plus());
-	const verdaccio = path.join(path.dirname(require.resolve('verdaccio/package.json', { paths: [REPO_ROOT] })), 'bin', 'verdaccio');
+	const { verdaccio } = await ensureReleaseTools();
 	let output = '';
 	// Its own process group, killed with this process at the latest (spawnGroup).
 	const child: ChildProcess = spawnGroup(nodeBin, [verdaccio, '--config', configFile], {
