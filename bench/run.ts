@@ -1,6 +1,6 @@
 // `npm run bench`: the four performance benchmarks of issue 7 against a real n8n and the mock service over loopback.
 // Prints a table, writes bench/results.json (BENCH_QUICK=1: a smaller, faster run into bench/.work/) and, after a
-// full run, the table in the README's Performance section.
+// full run, the table in docs/performance.md.
 // BENCH_ONLY=memory,batch,overhead runs a subset (results go to bench/.work/results.partial.json).
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
@@ -41,9 +41,9 @@ function selected(): BenchName[] {
 	return BENCHES.filter((name) => only.includes(name));
 }
 
-/** Rewrites the README's table between its markers, under the lock every writer of shared files takes. */
+/** Rewrites docs/performance.md's table between its markers, under the lock every writer of shared files takes. */
 function updateReadme(block: string): boolean {
-	const readme = path.join(REPO_ROOT, 'README.md');
+	const readme = path.join(REPO_ROOT, 'docs', 'performance.md');
 	if (!fs.readFileSync(readme, 'utf8').includes(README_START)) return false;
 	const blockFile = path.join(WORK_DIR, 'readme-block.md');
 	fs.writeFileSync(blockFile, block);
@@ -140,7 +140,7 @@ async function main(): Promise<void> {
 	process.stdout.write(`Wrote ${path.relative(process.cwd(), target)} in ${results.durationSeconds} s.\n`);
 	if (!config.quick && complete) {
 		const updated = updateReadme(readmeBlock(results));
-		process.stdout.write(updated ? 'Updated the table in README.md.\n' : 'README.md has no bench markers; table not written there.\n');
+		process.stdout.write(updated ? 'Updated the table in docs/performance.md.\n' : 'docs/performance.md has no bench markers; table not written there.\n');
 	}
 	if (missed.some((figure) => figure.cause === UNEXPLAINED)) {
 		process.stdout.write('An unexplained miss fails test/unit/bench.results.test.ts: find its cause and fix it (bench/README.md).\n');

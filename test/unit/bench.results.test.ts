@@ -1,5 +1,5 @@
 // bench/results.json (written by `npm run bench`, never by hand) must be a full run whose every figure follows from
-// its own samples, meets its target or says why not, is physically plausible, and is what the README shows.
+// its own samples, meets its target or says why not, is physically plausible, and is what docs/performance.md shows.
 import { readFileSync } from 'fs';
 import { resolve } from 'path';
 
@@ -76,8 +76,8 @@ describe('bench/results.json', () => {
 		expect(figure('overhead.ratio').samples).toHaveLength(FULL.overhead.rounds);
 	});
 
-	it('is what the README\'s Performance section shows', () => {
-		const readme = readFileSync(resolve(root, 'README.md'), 'utf8');
+	it('is what docs/performance.md shows', () => {
+		const readme = readFileSync(resolve(root, 'docs/performance.md'), 'utf8');
 		const start = readme.indexOf(README_START);
 		const end = readme.indexOf(README_END);
 		expect(start).toBeGreaterThan(0);

@@ -81,12 +81,12 @@ describe('package.json fields the gate reads', () => {
 		expect(manifest.keywords).toContain('n8n-community-node-package');
 	});
 
-	it('lints with n8n-node lint, in the mode the README explains', () => {
+	it('lints with n8n-node lint, in the mode docs/development.md explains', () => {
 		expect(manifest.scripts.lint).toBe('n8n-node lint');
 		// Not strict: eslint.config.mjs extends n8n's config with ignores for what is never published.
 		expect(manifest.n8n.strict).toBe(false);
 		expect(read('eslint.config.mjs')).toContain("import { config } from '@n8n/node-cli/eslint';");
-		expect(read('README.md')).toMatch(/"strict": false/);
+		expect(read('docs/development.md')).toMatch(/"strict": false/);
 	});
 
 	it('runs the scan and the workflow lint in npm test', () => {

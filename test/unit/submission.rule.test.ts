@@ -49,7 +49,7 @@ describe('the rule for answers to a paid POST (one place: nodes/shared/retry.ts)
 	}
 
 	it.each([
-		['README.md', '### Never paying twice by accident'],
+		['docs/nodes.md', '### Never paying twice by accident'],
 		['docs/reliability.md', 'The rule for a paid POST, in one table'],
 	])('%s states exactly the rule the code applies', (file, heading) => {
 		const verdicts = tableVerdicts(readFileSync(join(__dirname, '../..', file), 'utf8'), heading);
