@@ -14,9 +14,10 @@ import { StreamEventError } from './streamAssembler';
 import type { StreamAssembler } from './streamAssembler';
 
 /**
- * A streamed answer (section 6): request `stream: true`, read the server-sent events as they arrive, forward each
- * piece of text to n8n's chat when the execution is streamed there, and assemble the whole answer. The stream is
- * complete only at `data: [DONE]`; anything else is a broken stream whose upstream work may still be running.
+ * A streamed answer (docs/service-interface.md §6): request `stream: true`, read the server-sent events as they
+ * arrive, forward each piece of text to n8n's chat when the execution is streamed there, and assemble the whole
+ * answer. The stream is complete only at `data: [DONE]`; anything else is a broken stream whose upstream work may
+ * still be running.
  */
 
 /** Where an error item keeps the text that arrived before a stream broke. */

@@ -27,7 +27,7 @@ import type { VideoModelCapabilities } from './matrix';
 export interface ModelFieldSpec {
 	/** Node parameter name: part of the node's public contract (workflows store it). */
 	name: string;
-	/** Key in the request body (section 2.3). */
+	/** Key in the request body (docs/service-interface.md §2.3). */
 	apiName: string;
 	/** The capability of the matrix that allows the field. */
 	supports(model: VideoModelCapabilities): boolean;

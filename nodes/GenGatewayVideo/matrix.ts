@@ -1,5 +1,5 @@
 /**
- * The video model capability matrix — section 4.3 of the service interface, as data, written once.
+ * The video model capability matrix — docs/service-interface.md §4.3, as data, written once.
  * Node fields, local validation, defaults, the mock service and the README's model table are all derived from it.
  * Nothing anywhere infers a capability from a model's name.
  */

@@ -10,7 +10,7 @@ import { CREDENTIAL_TYPE, downloadUrl, gatewayJson, gatewayStream, waitFor } fro
 import type { StreamResponse } from '../shared/transport';
 import type { VideoRequestBody } from './request';
 
-/** The video task endpoints (section 4.2): submit, query, list artifacts, stream the content. */
+/** The video task endpoints (docs/service-interface.md §4.2): submit, query, list artifacts, stream the content. */
 
 export type TaskState = 'QUEUED' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
 
@@ -62,7 +62,7 @@ export async function submitTask(
 	return taskId;
 }
 
-/** The four states of section 3; anything else is not part of the contract. */
+/** The four states of docs/service-interface.md §3; anything else is not part of the contract. */
 export const TASK_STATES: readonly string[] = ['QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE'];
 
 const isRecord = (value: unknown): value is IDataObject =>
@@ -200,9 +200,9 @@ export async function pollTask(ctx: IExecuteFunctions, taskId: string, options: 
 const MEDIA_TYPE = /^(video|audio|image)\//;
 
 /**
- * The content of an artifact (section 4.2): the service proxies the temporary video URL, or redirects to it. A
- * redirect is followed here, without the key to another host, so that a refusal by that host (the temporary URL has
- * expired) is reported as such and not as a problem with the API key.
+ * The content of an artifact (docs/service-interface.md §4.2): the service proxies the temporary video URL, or
+ * redirects to it. A redirect is followed here, without the key to another host, so that a refusal by that host (the
+ * temporary URL has expired) is reported as such and not as a problem with the API key.
  */
 async function openContent(
 	ctx: IExecuteFunctions,

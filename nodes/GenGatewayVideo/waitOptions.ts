@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-/** Waiting and download settings shared by Generate and Wait for Completion (section 8's limits). */
+/** Waiting and download settings of Generate and Wait for Completion (limits: docs/service-interface.md §8). */
 
 export const MAX_WAIT_MINUTES = 30;
 export const DEFAULT_POLL_SECONDS = 5;

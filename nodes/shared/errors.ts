@@ -1,7 +1,7 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { INode, JsonObject } from 'n8n-workflow';
 
-/** What a user should do, per status the service documents (section 7). */
+/** What a user should do, per status the service documents (docs/service-interface.md §7). */
 export function hintForStatus(status: number): string {
 	if (status >= 200 && status < 300)
 		return "The service answered but its body could not be read (not JSON, cut short, or empty): check the credential's base URL (it must point at the service's API) and any proxy in between.";

@@ -22,7 +22,7 @@ export function modelsFromBody(body: unknown): ModelEntry[] {
 		.filter((entry): entry is ModelEntry => entry !== undefined);
 }
 
-/** The live model list; it takes precedence over anything static (section 1). */
+/** The live model list; it takes precedence over anything static (docs/service-interface.md §1). */
 export async function fetchModels(ctx: GatewayFunctions, itemIndex?: number): Promise<ModelEntry[]> {
 	const body = await gatewayJson(ctx, { method: 'GET', path: '/v1/models', kind: 'read', itemIndex });
 	return modelsFromBody(body);

@@ -26,8 +26,8 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
  *
  * A paid POST (video submit, chat completion, response, image generation; kind 'submit'):
  * - 2xx with a readable body: accepted.
- * - 429, 502, 503: the service said no and created nothing (section 7): retried with backoff (a Retry-After is
- *   honoured); once the retries are spent, a refusal.
+ * - 429, 502, 503: the service said no and created nothing (docs/service-interface.md §7): retried with backoff
+ *   (a Retry-After is honoured); once the retries are spent, a refusal.
  * - any other 4xx (400, 401, 403, 404, 409, 422, ...): a refusal, nothing created, not retried.
  * - 500, 504 and any other 5xx (or a status outside 2xx/4xx/5xx): the outcome is unknown (the service, or a gateway
  *   in front of it, failed after the request arrived and may have created the work): never resent.

@@ -1,6 +1,7 @@
 /**
- * Server-sent events (section 6): a pure, incremental parser. Bytes go in as they arrive, whole events come out;
- * an event split across chunks (even inside a UTF-8 character or between CR and LF) waits for its missing part.
+ * Server-sent events (docs/service-interface.md §6): a pure, incremental parser. Bytes go in as they arrive, whole
+ * events come out; an event split across chunks (even inside a UTF-8 character or between CR and LF) waits for its
+ * missing part.
  * The stream ends at `data: [DONE]`, as soon as that line arrives (some services never send the blank line after
  * it and keep the connection open); anything after it is ignored.
  */

@@ -241,7 +241,7 @@ async function withRetries(
 		const body = spec.stream ? await readSmall(response.body as Readable) : response.body;
 		if (verdict === 'unknown') {
 			// A paid POST answered 500/504/other 5xx: the service (or a gateway in front of it) failed after the
-			// request arrived and may have created the work (section 4.2, rule 4): never resent.
+			// request arrived and may have created the work (docs/service-interface.md §4.2, rule 4): never resent.
 			const said = redact(messageFromBody(body).message, await credentialSecrets(ctx));
 			throw networkError(node, {
 				...where,
