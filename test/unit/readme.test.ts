@@ -10,6 +10,10 @@ describe('README', () => {
 		expect(withMatrixTable(readme)).toBe(readme);
 	});
 
+	it('is for users: at most 300 lines (details live in docs/)', () => {
+		expect(readme.trimEnd().split('\n').length).toBeLessThanOrEqual(300);
+	});
+
 	it('names the two set-up commands', () => {
 		expect(readme).toContain('npm install && npm start');
 		expect(readme).toContain('npm test');
