@@ -51,6 +51,33 @@ describe('publishing with provenance only', () => {
 		expect(ci.status).toBe(0);
 	});
 
+	describe('the one override, for the rehearsal on a loopback registry (GEN_GATEWAY_REHEARSAL_REGISTRY)', () => {
+		const local = 'http://127.0.0.1:4873/';
+		it('lets a publish to that loopback registry through, outside GitHub Actions and without provenance', () => {
+			const run = node('scripts/require-provenance.mjs', [], { GEN_GATEWAY_REHEARSAL_REGISTRY: local, npm_config_registry: local });
+			expect(run.output).toContain('REHEARSAL publish to the loopback registry http://127.0.0.1:4873/');
+			expect(run.status).toBe(0);
+		});
+
+		it.each([
+			['a registry that is not on loopback', 'https://registry.npmjs.org/', 'https://registry.npmjs.org/', {}, /is not a loopback address/],
+			['npm publishing elsewhere', local, 'https://registry.npmjs.org/', {}, /npm publishes to https:\/\/registry\.npmjs\.org\/, not to/],
+			["npm's default registry", local, undefined, {}, /npm publishes to its default registry/],
+			['GitHub Actions', local, local, { GITHUB_ACTIONS: 'true' }, /never used in GitHub Actions/],
+		])('refuses it with %s', (_case, override, registry, extra, reason) => {
+			const env: NodeJS.ProcessEnv = { GEN_GATEWAY_REHEARSAL_REGISTRY: override, ...extra };
+			if (registry !== undefined) env.npm_config_registry = registry;
+			const run = node('scripts/require-provenance.mjs', [], env);
+			expect(run.status).toBe(1);
+			expect(run.output).toMatch(/^Refusing to publish: /);
+			expect(run.output).toMatch(reason);
+		});
+
+		it('publish.yml never sets it', () => {
+			for (const file of ['publish.yml', 'ci.yml']) expect(read(`.github/workflows/${file}`)).not.toContain('GEN_GATEWAY_REHEARSAL');
+		});
+	});
+
 	it('publish.yml: on a version tag, with an OIDC token, npm publish --provenance running prepublishOnly', () => {
 		const publish = read('.github/workflows/publish.yml');
 		expect(publish).toMatch(/on:\n {2}push:\n {4}tags: \['v\*\.\*\.\*'\]/);
