@@ -5,12 +5,15 @@
 // ESLINT_FLAGS=unstable_config_lookup_from_file (ESLint 9.29), so each file gets the eslint.config.mjs nearest to it:
 // this one under test/, n8n's everywhere else (nodes/, credentials/, index.ts, package.json).
 import js from '@eslint/js';
+import { globalIgnores } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /** `console`: whether the folder's TypeScript prints (command-line tools do; tests report through jest). */
 export function lintFor({ console }) {
 	return tseslint.config(
+		// Scratch folders, ignored by git too (.gitignore: test/e2e/.work/, bench/.work/).
+		globalIgnores(['**/.work/']),
 		{
 			files: ['**/*.ts'],
 			extends: [js.configs.recommended, tseslint.configs.recommended],
