@@ -85,8 +85,8 @@ describe.each(versions)('saved workflows of %s', (version) => {
 	it.each(fixtures.map((fixture) => [fixture.file, fixture] as const))('%s runs to the same requests and outputs', async (_, fixture) => {
 		const got = await replay(fixture);
 		withHint(`${version}/${fixture.file}.json no longer sends what it sent.`, () => {
-			expect(got.error).toBeUndefined();
 			expect(got.requests).toEqual(fixture.expected.requests);
+			expect(got.error).toBeUndefined();
 		});
 		withHint(`${version}/${fixture.file}.json no longer puts out what it did.`, () => {
 			expect(got.outputs).toEqual(fixture.expected.outputs);
@@ -109,6 +109,16 @@ describe('saved-workflow checks catch a change', () => {
 		}));
 		const problems = workflowProblems(renamed, fixture('video-generate').workflow);
 		expect(problems.join('\n')).toContain('"Fast Special into Field" (n8n-nodes-gen-gateway.genGatewayVideo v1): stored parameters the current description does not know or show: binaryPropertyName');
+	});
+
+	it('a renamed Video operation value: the stored one is flagged as not supported', () => {
+		const renamed = fixtureNodeTypes([], onVideo((description) => {
+			const operation = description.properties.find((prop) => prop.name === 'operation')!;
+			for (const option of operation.options as Array<{ value: string }>) if (option.value === 'getStatus') option.value = 'status';
+		}));
+		expect(workflowProblems(renamed, fixture('video-tasks').workflow).join('\n')).toContain(
+			'"Get Status" (n8n-nodes-gen-gateway.genGatewayVideo v1): the editor flags: operation: the value "getStatus" is not supported',
+		);
 	});
 
 	it("a changed default (Video's model): what the untouched node sends changes", async () => {

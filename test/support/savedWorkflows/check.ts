@@ -4,7 +4,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 
 import type { HarnessNodeTypes } from '../../harness/node-types';
-import { descriptionAt, openedParameters, parameterIssues, reSaved } from './editor';
+import { descriptionAt, openedParameters, parameterIssues, reSaved, unsupportedValues } from './editor';
 import type { SavedNode, SavedWorkflow } from './editor';
 import { FOREIGN_TYPES, isOurs } from './nodeTypes';
 import type { Expected } from './run';
@@ -91,6 +91,8 @@ export function nodeProblems(nodeTypes: HarnessNodeTypes, node: SavedNode): stri
 	if (lost.length) problems.push(`stored parameters the current description does not know or show: ${lost.join(', ')}`);
 	const issues = parameterIssues(description, node);
 	if (issues.length) problems.push(`the editor flags: ${issues.join('; ')}`);
+	const unsupported = unsupportedValues(description, node);
+	if (unsupported.length) problems.push(`the editor flags: ${unsupported.join('; ')}`);
 	const saved = reSaved(description, node);
 	if (!isDeepStrictEqual(saved, node.parameters)) {
 		problems.push(`opened and saved again, the parameters change:\n  stored: ${JSON.stringify(node.parameters)}\n  now:    ${JSON.stringify(saved)}`);

@@ -5,7 +5,7 @@
  * - saving: the same with `returnDefaults=false` (a value equal to its default is not stored);
  * - the red warning on a node: `getNodeParametersIssues`.
  */
-import type { INode, INodeParameters, INodeTypeDescription } from 'n8n-workflow';
+import type { INode, INodeParameters, INodeProperties, INodePropertyCollection, INodeTypeDescription } from 'n8n-workflow';
 import { NodeHelpers } from 'n8n-workflow';
 
 import type { HarnessNodeTypes } from '../../harness/node-types';
@@ -64,4 +64,39 @@ export function parameterIssues(description: INodeTypeDescription, node: SavedNo
 	const opened: INode = { ...node, parameters: openedParameters(description, node) };
 	const issues = NodeHelpers.getNodeParametersIssues(description.properties, opened, description);
 	return issues ? NodeHelpers.nodeIssuesToString(issues, opened) : [];
+}
+
+/**
+ * The editor's other red warning, from its parameter input rather than n8n-workflow: an options or multiOptions value
+ * that is not among the parameter's options ('The value "x" is not supported!'). Lists from loadOptions are skipped.
+ */
+export function unsupportedValues(description: INodeTypeDescription, node: SavedNode): string[] {
+	const found: string[] = [];
+	const walk = (properties: INodeProperties[], values: INodeParameters, root: INodeParameters, at: string) => {
+		for (const property of properties) {
+			const value = values[property.name];
+			if (value === undefined) continue;
+			if (!NodeHelpers.displayParameter(values, property, node, description, root)) continue;
+			const here = at ? `${at}.${property.name}` : property.name;
+			if (property.type === 'options' || property.type === 'multiOptions') {
+				if (property.typeOptions?.loadOptionsMethod || property.typeOptions?.loadOptions) continue;
+				const allowed = (property.options ?? []).map((option) => (option as { value?: unknown }).value);
+				for (const one of property.type === 'multiOptions' && Array.isArray(value) ? value : [value]) {
+					if (typeof one === 'string' && one.startsWith('=')) continue;
+					if (!allowed.includes(one)) found.push(`${here}: the value ${JSON.stringify(one)} is not supported`);
+				}
+			} else if (property.type === 'collection' && value && typeof value === 'object') {
+				walk(property.options as INodeProperties[], value as INodeParameters, root, here);
+			} else if (property.type === 'fixedCollection' && value && typeof value === 'object') {
+				for (const group of property.options as INodePropertyCollection[]) {
+					const entries = (value as Record<string, unknown>)[group.name];
+					const list = Array.isArray(entries) ? entries : entries === undefined ? [] : [entries];
+					list.forEach((entry, index) => walk(group.values, entry as INodeParameters, root, `${here}.${group.name}[${index}]`));
+				}
+			}
+		}
+	};
+	const opened = openedParameters(description, node);
+	walk(description.properties, opened, opened, '');
+	return found;
 }

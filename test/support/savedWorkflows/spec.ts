@@ -172,8 +172,15 @@ const image: SpecWorkflow = {
 			},
 			position: column(2),
 		},
+		{
+			// Two images, Output at its default (one item per image).
+			name: 'Two Images as Items',
+			type: 'genGatewayImage',
+			parameters: { model: rl('img-1'), prompt: 'two small boats', n: 2, size: '256x256' },
+			position: column(3),
+		},
 	],
-	connections: fromTrigger(['Image to Binary', 'Two Image URLs', 'Image from Base64']),
+	connections: fromTrigger(['Image to Binary', 'Two Image URLs', 'Image from Base64', 'Two Images as Items']),
 };
 
 // Small artifacts, tasks that end at once: the fixtures run in a few seconds. The markers are part of the prompt, so
