@@ -13,7 +13,6 @@ const PENDING: string[] = [
 	'docs/install.md',
 	'docs/upgrading.md',
 	'docs/releasing.md',
-	'docs/testing.md',
 	'docs/screenshots/install-community-nodes.png',
 ];
 
