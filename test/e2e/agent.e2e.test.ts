@@ -132,7 +132,7 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 	});
 
 	it(
-		'a chat message: the model calls Generate_Video once, the video is made at the mock, the answer reaches the chat',
+		'a chat message: the model calls Generate_Video once, the video is made at the mock, the answer reaches the chat (n8n1-smoke)',
 		async () => {
 			const seen = await logCursor(mock);
 			const text = 'Make a video of a red fox running through fresh snow at sunrise';
@@ -245,7 +245,7 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 	);
 
 	it(
-		'an argument outside the model\'s range: nothing is sent; n8n 2.x hands the model the error, 1.x stops the run',
+		'an argument outside the model\'s range: nothing is sent; n8n 2.x hands the model the error, 1.x stops the run (n8n1-smoke)',
 		async () => {
 			const seen = await logCursor(mock);
 			const response = await sendMessage('A very long fox video [[tool=Generate_Video]] [[arg.duration=99]]');
@@ -270,11 +270,11 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 		RUN_TIMEOUT,
 	);
 
-	it('runs on the line the suite was asked for', () => {
+	it('runs on the line the suite was asked for (n8n1-smoke)', () => {
 		expect(home.install.major).toBe(e2eMajor());
 	});
 
-	it("never writes the API key to n8n's output, logs or any file of the n8n home", () => {
+	it("never writes the API key to n8n's output, logs or any file of the n8n home (n8n1-smoke)", () => {
 		expect(home.logs()).toContain('Generate Video');
 		expect(home.findSecret(apiKey)).toEqual([]);
 	});

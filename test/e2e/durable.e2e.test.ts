@@ -7,6 +7,9 @@
 //
 // The example's Manual Trigger is swapped for a production Webhook (answering at once; lib/durableWorkflow.ts), so
 // that the runs are ordinary production executions started over HTTP.
+// Time: about 230 s (2.41.1, quiet machine), about 205 s of it idle: the long task runs 150 s and n8n's wait tracker
+// resumes a waiting execution only on its once-a-minute check (70 s Wait, two rounds, plus the restart). The test
+// sequencer starts it first, so other files run beside the wait.
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { timed } from '../timing/phases';
 import type { LogEntry } from '../mock/types';
@@ -61,7 +64,7 @@ describe('durable wait in a real n8n: Generate → Wait 70 s → Check, across a
 	});
 
 	it(
-		'killed while waiting and started again: the long task ends with the exact mp4 from one submission, FAILURE with its fail_reason, the endless task at Max Wait',
+		'killed while waiting and started again: the long task ends with the exact mp4 from one submission, FAILURE with its fail_reason, the endless task at Max Wait (n8n1-smoke)',
 		async () => {
 			server = await home.startServer();
 			let cookie = await server.ownerSession();

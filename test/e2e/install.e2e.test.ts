@@ -7,6 +7,8 @@
 //   - a plain `npm install` there puts the `n8n-workflow` 2.x peer beside the package: it works on n8n 2.x and cannot
 //     even be installed on n8n 1.x's Node 20 (which is why the README says --omit=peer);
 //   - a link to the checkout (the old test layout) as the negative control: the probe sees the checkout.
+// Time: about 80 s: four homes, each with the package packed and installed by its own route (npm pack, npm install)
+// and its own cold n8n CLI runs (import, then a probed execute); no n8n server.
 import * as fs from 'fs';
 import * as path from 'path';
 
@@ -89,7 +91,7 @@ describe('the package installed as users install it, in a real n8n', () => {
 		]);
 
 	it(
-		"as n8n's installer does: a plain copy without peer or dev dependencies, recorded in nodes/package.json",
+		"as n8n's installer does: a plain copy without peer or dev dependencies, recorded in nodes/package.json (n8n1-smoke)",
 		async () => {
 			const { home, credential, probe } = await homeBy('n8n');
 			const dir = installedPackageDir(home.dir);
@@ -139,7 +141,7 @@ describe('the package installed as users install it, in a real n8n', () => {
 	}
 
 	it(
-		"by the README's manual route (npm install --omit=peer): a video is submitted, waited for and downloaded",
+		"by the README's manual route (npm install --omit=peer): a video is submitted, waited for and downloaded (n8n1-smoke)",
 		async () => {
 			const { linked, home } = await generatesVideo('npm');
 			const n8nOwn = path.join(home.install.dir, 'node_modules') + path.sep;
@@ -149,7 +151,7 @@ describe('the package installed as users install it, in a real n8n', () => {
 	);
 
 	it(
-		'by a plain npm install (the n8n-workflow 2.x peer beside it): works on n8n 2.x, cannot install on n8n 1.x (Node 20)',
+		'by a plain npm install (the n8n-workflow 2.x peer beside it): works on n8n 2.x, cannot install on n8n 1.x (Node 20) (n8n1-smoke)',
 		async () => {
 			if (e2eMajor() === 1) {
 				await expect(homeBy('npm-with-peer')).rejects.toThrow(/isolated-vm/);

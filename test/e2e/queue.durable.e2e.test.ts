@@ -2,6 +2,8 @@
 // see queue/cluster.ts): while a video task of 150 s waits as Generate → Wait 70 s → Check, the execution is stored as
 // `waiting` and holds no worker, so the single slot runs another workflow meanwhile. With an in-process wait the slot
 // would be taken for the whole task.
+// Time: about 250 s, about 210 s of it idle: the 150 s task behind a durable wait and the wait tracker's once-a-minute
+// resume; the set-up starts Redis, PostgreSQL, a main and a worker. Started first, beside other files.
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { durableWebhookWorkflow } from './lib/durableWorkflow';
 import { listExecutions, readExecution, waitForExecutions, waitForWebhook } from './lib/executions';
