@@ -400,7 +400,8 @@ const agentTools: SpecWorkflow = {
 			name: 'OpenAI Chat Model',
 			type: '@n8n/n8n-nodes-langchain.lmChatOpenAi',
 			typeVersion: 1.3,
-			parameters: { model: rl('gpt-4o-mini'), options: {} },
+			// As n8n 2.41.1's editor saves it (builtInTools: {} included; the e2e round trip checks).
+			parameters: { model: rl('gpt-4o-mini'), builtInTools: {}, options: {} },
 			position: [120, 220],
 			credentials: { openAiApi: { id: 'GgFixtureOpenAi1', name: 'Gen Gateway as OpenAI' } },
 		},
