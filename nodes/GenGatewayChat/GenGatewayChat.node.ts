@@ -1,17 +1,8 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeType,
-	INodeTypeDescription,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
-import { withMessageForChat } from '../shared/chatStreaming';
-import { asNodeError } from '../shared/errors';
-import { errorItem } from '../shared/items';
+import { chatRunPolicy, runItems } from '../shared/run/runItems';
 import { searchModels } from '../shared/models';
-import { releaseSubmissions } from '../shared/submissionGuard';
 import { modelLocator } from '../shared/requestFields';
 import { createResponse, createResponseProperties } from './createResponse';
 import { messageModel, messageModelProperties } from './messageModel';
@@ -28,7 +19,10 @@ export class GenGatewayChat implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Gen Gateway Chat',
 		name: 'genGatewayChat',
-		icon: { light: 'file:genGatewayChat.svg', dark: 'file:genGatewayChat.dark.svg' },
+		icon: {
+			light: 'file:genGatewayChat.svg',
+			dark: 'file:genGatewayChat.dark.svg',
+		},
 		group: ['transform'],
 		version: 1,
 		subtitle: '={{$parameter["operation"] === "response" ? "Create a response" : "Message a model"}}',
@@ -71,20 +65,18 @@ export class GenGatewayChat implements INodeType {
 	methods = { listSearch: { searchModels } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		const items = this.getInputData();
-		const out: INodeExecutionData[] = [];
-		for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
-			try {
-				const operation = this.getNodeParameter('operation', itemIndex) as string;
-				const json = await OPERATIONS[operation](this, itemIndex);
-				out.push({ json, pairedItem: { item: itemIndex } });
-			} catch (error) {
-				if (!this.continueOnFail()) throw withMessageForChat(this, asNodeError(this, error, itemIndex));
-				const partial = (error as { context?: IDataObject }).context?.[PARTIAL_CONTENT];
-				out.push(errorItem(error, itemIndex, partial === undefined ? {} : { [PARTIAL_CONTENT]: partial }));
-			}
-		}
-		releaseSubmissions(this, out);
-		return [out];
+		return [
+			await runItems(
+				this,
+				async (itemIndex) => {
+					const operation = this.getNodeParameter('operation', itemIndex) as string;
+					return {
+						json: await OPERATIONS[operation](this, itemIndex),
+						pairedItem: { item: itemIndex },
+					};
+				},
+				chatRunPolicy(this, [PARTIAL_CONTENT]),
+			),
+		];
 	}
 }

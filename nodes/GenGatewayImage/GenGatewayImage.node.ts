@@ -1,17 +1,8 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeType,
-	INodeTypeDescription,
-} from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
-import { withMessageForChat } from '../shared/chatStreaming';
-import { asNodeError } from '../shared/errors';
-import { errorItem } from '../shared/items';
+import { chatRunPolicy, runItems } from '../shared/run/runItems';
 import { searchModels } from '../shared/models';
-import { releaseSubmissions } from '../shared/submissionGuard';
 import { modelLocator } from '../shared/requestFields';
 import { generate, generateProperties } from './generate';
 import { IMAGE_URLS } from './imageOutput';
@@ -20,7 +11,10 @@ export class GenGatewayImage implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Gen Gateway Image',
 		name: 'genGatewayImage',
-		icon: { light: 'file:genGatewayImage.svg', dark: 'file:genGatewayImage.dark.svg' },
+		icon: {
+			light: 'file:genGatewayImage.svg',
+			dark: 'file:genGatewayImage.dark.svg',
+		},
 		group: ['transform'],
 		version: 1,
 		subtitle: '={{"Generate an image"}}',
@@ -54,18 +48,8 @@ export class GenGatewayImage implements INodeType {
 	methods = { listSearch: { searchModels } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		const items = this.getInputData();
-		const out: INodeExecutionData[] = [];
-		for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
-			try {
-				out.push(...(await generate(this, itemIndex)));
-			} catch (error) {
-				if (!this.continueOnFail()) throw withMessageForChat(this, asNodeError(this, error, itemIndex));
-				const urls = (error as { context?: IDataObject }).context?.[IMAGE_URLS];
-				out.push(errorItem(error, itemIndex, urls === undefined ? {} : { [IMAGE_URLS]: urls }));
-			}
-		}
-		releaseSubmissions(this, out);
-		return [out];
+		return [
+			await runItems(this, async (itemIndex) => await generate(this, itemIndex), chatRunPolicy(this, [IMAGE_URLS])),
+		];
 	}
 }

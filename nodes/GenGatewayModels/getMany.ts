@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 
 import { fetchModels, filterModels } from '../shared/models';
 import { asNodeError } from '../shared/errors';
-import { errorItem } from '../shared/items';
+import { runItems } from '../shared/run/runItems';
 
 export const getManyProperties: INodeProperties[] = [
 	{
@@ -33,19 +33,18 @@ export const getManyProperties: INodeProperties[] = [
 
 /** One output item per model, for each input item (usually one). */
 export async function executeGetMany(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	const items = this.getInputData();
-	const out: INodeExecutionData[] = [];
-	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
-		try {
+	return await runItems(
+		this,
+		async (itemIndex) => {
 			const returnAll = this.getNodeParameter('returnAll', itemIndex, true) as boolean;
 			const idContains = this.getNodeParameter('idContains', itemIndex, '') as string;
 			let models = filterModels(await fetchModels(this, itemIndex), idContains);
 			if (!returnAll) models = models.slice(0, this.getNodeParameter('limit', itemIndex, 50) as number);
-			for (const model of models) out.push({ json: model, pairedItem: { item: itemIndex } });
-		} catch (error) {
-			if (!this.continueOnFail()) throw asNodeError(this, error, itemIndex);
-			out.push(errorItem(error, itemIndex));
-		}
-	}
-	return out;
+			return models.map((model) => ({
+				json: model,
+				pairedItem: { item: itemIndex },
+			}));
+		},
+		{ failure: (error, itemIndex) => asNodeError(this, error, itemIndex) },
+	);
 }

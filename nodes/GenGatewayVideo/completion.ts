@@ -25,16 +25,6 @@ export interface CompletionOptions extends WaitSettings {
 	stop?: () => boolean;
 }
 
-/** Task details an error carries, so an error item (Continue On Fail) says which task and why. */
-export function taskErrorDetails(error: unknown): IDataObject {
-	const context = (error as { context?: IDataObject }).context ?? {};
-	const details: IDataObject = {};
-	for (const key of ['task_id', 'status', 'progress', 'fail_reason', 'model']) {
-		if (context[key] !== undefined) details[key] = context[key];
-	}
-	return details;
-}
-
 function taskError(
 	ctx: IExecuteFunctions,
 	message: string,

@@ -1,9 +1,10 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
+import { runItems } from '../../shared/run/runItems';
 import { checkTaskOnce } from '../completion';
 import { DEFAULT_CONCURRENCY, downloadProperties, MAX_WAIT_MINUTES, readWaitSettings } from '../waitOptions';
-import { forEachItem } from './perItem';
+import { videoRun } from './runPolicy';
 import { readTaskId, taskIdProperty } from './taskId';
 
 /**
@@ -50,7 +51,11 @@ export const checkProperties: INodeProperties[] = [
 				displayName: 'Max Wait (Minutes)',
 				name: 'maxWait',
 				type: 'number',
-				typeOptions: { minValue: 0.05, maxValue: MAX_WAIT_MINUTES, numberPrecision: 2 },
+				typeOptions: {
+					minValue: 0.05,
+					maxValue: MAX_WAIT_MINUTES,
+					numberPrecision: 2,
+				},
 				default: MAX_WAIT_MINUTES,
 				description:
 					'Counted from Submitted At: a task still running after this long fails the item instead of going round again (at most 30, the service limit)',
@@ -73,10 +78,14 @@ function readSince(ctx: IExecuteFunctions, itemIndex: number, taskId: string): n
 	}
 	const since = typeof value === 'number' ? value : Date.parse(String(value));
 	if (!Number.isFinite(since)) {
-		throw new NodeOperationError(ctx.getNode(), `Submitted At: ${JSON.stringify(String(value)).slice(0, 80)} is not a date`, {
-			itemIndex,
-			description: 'Use the submitted_at of Generate\'s output (an ISO 8601 time). Nothing was sent.',
-		});
+		throw new NodeOperationError(
+			ctx.getNode(),
+			`Submitted At: ${JSON.stringify(String(value)).slice(0, 80)} is not a date`,
+			{
+				itemIndex,
+				description: "Use the submitted_at of Generate's output (an ISO 8601 time). Nothing was sent.",
+			},
+		);
 	}
 	return since;
 }
@@ -90,7 +99,12 @@ function stillRunningItem(
 	status: { status: string; progress?: string },
 	waitedMs: number,
 ): INodeExecutionData {
-	const json: IDataObject = { ...input.json, task_id: taskId, submitted_at: new Date(since).toISOString(), status: status.status };
+	const json: IDataObject = {
+		...input.json,
+		task_id: taskId,
+		submitted_at: new Date(since).toISOString(),
+		status: status.status,
+	};
 	delete json.progress;
 	if (status.progress) json.progress = status.progress;
 	json.checks = (typeof input.json.checks === 'number' ? input.json.checks : 0) + 1;
@@ -103,32 +117,40 @@ export async function executeCheck(this: IExecuteFunctions): Promise<INodeExecut
 	const settings = readWaitSettings(this);
 	const inputs = this.getInputData();
 	const running = new Set<INodeExecutionData>();
-	const out = await forEachItem(this, settings.maxConcurrency, async (itemIndex, gate) => {
-		const taskId = readTaskId(this, itemIndex);
-		const since = readSince(this, itemIndex, taskId);
-		const input = inputs[itemIndex];
-		// What Generate put on the item (model, request…) leads the finished item, without the last check's status.
-		const details: IDataObject = { ...input.json };
-		for (const key of ['status', 'progress', 'checks', 'waited_seconds']) delete details[key];
-		const { checks } = input.json;
-		const outcome = await checkTaskOnce(this, taskId, {
-			...settings,
-			since,
-			itemIndex,
-			gate,
-			download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
-			binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
-			details: { ...details, task_id: taskId, submitted_at: new Date(since).toISOString() },
-		});
-		if ('done' in outcome) {
-			outcome.done.json.checks = (typeof checks === 'number' ? checks : 0) + 1;
-			delete outcome.done.json.polls;
-			return outcome.done;
-		}
-		const item = stillRunningItem(input, itemIndex, taskId, since, outcome.running, outcome.waitedMs);
-		running.add(item);
-		return item;
-	});
+	const out = await runItems(
+		this,
+		async (itemIndex, gate) => {
+			const taskId = readTaskId(this, itemIndex);
+			const since = readSince(this, itemIndex, taskId);
+			const input = inputs[itemIndex];
+			// What Generate put on the item (model, request…) leads the finished item, without the last check's status.
+			const details: IDataObject = { ...input.json };
+			for (const key of ['status', 'progress', 'checks', 'waited_seconds']) delete details[key];
+			const { checks } = input.json;
+			const outcome = await checkTaskOnce(this, taskId, {
+				...settings,
+				since,
+				itemIndex,
+				gate,
+				download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
+				binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
+				details: {
+					...details,
+					task_id: taskId,
+					submitted_at: new Date(since).toISOString(),
+				},
+			});
+			if ('done' in outcome) {
+				outcome.done.json.checks = (typeof checks === 'number' ? checks : 0) + 1;
+				delete outcome.done.json.polls;
+				return outcome.done;
+			}
+			const item = stillRunningItem(input, itemIndex, taskId, since, outcome.running, outcome.waitedMs);
+			running.add(item);
+			return item;
+		},
+		videoRun(settings.maxConcurrency),
+	);
 	const outputs: INodeExecutionData[][] = [[], []];
 	for (const item of out) outputs[running.has(item) ? STILL_RUNNING_OUTPUT : DONE_OUTPUT].push(item);
 	return outputs;

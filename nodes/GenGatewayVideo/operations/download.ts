@@ -1,8 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
+import { runItems } from '../../shared/run/runItems';
 import { listArtifacts, downloadArtifact } from '../task';
-import { DEFAULT_CONCURRENCY } from '../waitOptions';
-import { forEachItem } from './perItem';
+import { videoRun } from './runPolicy';
 import { checkPathSegment, readTaskId, taskIdProperty } from './taskId';
 
 export const downloadOperationProperties: INodeProperties[] = [
@@ -27,22 +27,31 @@ export const downloadOperationProperties: INodeProperties[] = [
 
 /** Streams one artifact of a finished task into binary data. */
 export async function executeDownload(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await forEachItem(this, DEFAULT_CONCURRENCY, async (itemIndex, gate) => {
-		const taskId = readTaskId(this, itemIndex);
-		const key = checkPathSegment(
-			this,
-			'Artifact Key',
-			String(this.getNodeParameter('artifactKey', itemIndex, 'video') || 'video').trim(),
-			itemIndex,
-		);
-		const property = this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string;
-		// The listing gives the artifact's MIME type; a listing that fails or lacks the key still lets us try the key.
-		const listed = (await listArtifacts(this, taskId, itemIndex, gate).catch(() => [])).find((a) => a.key === key);
-		const binary = await downloadArtifact(this, taskId, listed ?? { key }, itemIndex, gate);
-		return {
-			json: { task_id: taskId, artifact_key: key, mime_type: binary.mimeType, file_name: binary.fileName },
-			binary: { [property]: binary },
-			pairedItem: { item: itemIndex },
-		};
-	});
+	return await runItems(
+		this,
+		async (itemIndex, gate) => {
+			const taskId = readTaskId(this, itemIndex);
+			const key = checkPathSegment(
+				this,
+				'Artifact Key',
+				String(this.getNodeParameter('artifactKey', itemIndex, 'video') || 'video').trim(),
+				itemIndex,
+			);
+			const property = this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string;
+			// The listing gives the artifact's MIME type; a listing that fails or lacks the key still lets us try the key.
+			const listed = (await listArtifacts(this, taskId, itemIndex, gate).catch(() => [])).find((a) => a.key === key);
+			const binary = await downloadArtifact(this, taskId, listed ?? { key }, itemIndex, gate);
+			return {
+				json: {
+					task_id: taskId,
+					artifact_key: key,
+					mime_type: binary.mimeType,
+					file_name: binary.fileName,
+				},
+				binary: { [property]: binary },
+				pairedItem: { item: itemIndex },
+			};
+		},
+		videoRun(),
+	);
 }

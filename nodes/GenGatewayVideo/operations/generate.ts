@@ -3,7 +3,8 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 
 import type { Gate } from '../../shared/concurrency';
 import { asNodeError } from '../../shared/errors';
-import { guardScope, releaseSubmissions, submitOnce } from '../../shared/submissionGuard';
+import { runItems } from '../../shared/run/runItems';
+import { guardScope, submitOnce } from '../../shared/submissionGuard';
 import type { GuardScope } from '../../shared/submissionGuard';
 import { completeTask } from '../completion';
 import { modelFieldProperties, modelProperty } from '../fields';
@@ -14,7 +15,7 @@ import type { VideoRequestBody } from '../request';
 import { addRunReport, RunReport } from '../runReport';
 import { submitTask } from '../task';
 import { downloadProperties, readWaitSettings, waitOptionsProperty } from '../waitOptions';
-import { forEachItem } from './perItem';
+import { videoRun } from './runPolicy';
 
 const OPERATION = 'generate';
 
@@ -97,10 +98,15 @@ function withTaskContext(error: unknown, details: IDataObject): unknown {
 const NOT_SUBMITTED = 'not_submitted';
 
 function notSubmittedError(ctx: IExecuteFunctions, itemIndex: number): NodeOperationError {
-	const error = new NodeOperationError(ctx.getNode(), 'Not submitted: another item failed and this run stops at the first failure', {
-		itemIndex,
-		description: 'Nothing was sent or paid for this item. Fix the failing item (or turn on Continue On Fail) and run again.',
-	});
+	const error = new NodeOperationError(
+		ctx.getNode(),
+		'Not submitted: another item failed and this run stops at the first failure',
+		{
+			itemIndex,
+			description:
+				'Nothing was sent or paid for this item. Fix the failing item (or turn on Continue On Fail) and run again.',
+		},
+	);
 	error.context[NOT_SUBMITTED] = true;
 	return error;
 }
@@ -118,52 +124,62 @@ export async function executeGenerate(this: IExecuteFunctions): Promise<INodeExe
 	// Without Continue On Fail the first failing item fails the run: stop paying and waiting then, and report every task.
 	const report = new RunReport(!this.continueOnFail());
 
-	const out = await forEachItem(this, settings.maxConcurrency, async (itemIndex, gate) => {
-		const entry = prepared[itemIndex];
-		if ('error' in entry) throw entry.error;
-		const details: IDataObject = { model: entry.body.model };
-		// Checked when the submission's turn comes: a run that is already failing submits nothing more.
-		const submitGate: Gate = async (call) =>
-			await gate(async () => {
-				if (report.stopping()) throw notSubmittedError(this, itemIndex);
-				// Recorded before the gate lets the next submission in.
-				return await call().catch((error: unknown) => {
-					report.failed(itemIndex, error);
-					throw asNodeError(this, error, itemIndex);
+	return await runItems(
+		this,
+		async (itemIndex, gate) => {
+			const entry = prepared[itemIndex];
+			if ('error' in entry) throw entry.error;
+			const details: IDataObject = { model: entry.body.model };
+			// Checked when the submission's turn comes: a run that is already failing submits nothing more.
+			const submitGate: Gate = async (call) =>
+				await gate(async () => {
+					if (report.stopping()) throw notSubmittedError(this, itemIndex);
+					// Recorded before the gate lets the next submission in.
+					return await call().catch((error: unknown) => {
+						report.failed(itemIndex, error);
+						throw asNodeError(this, error, itemIndex);
+					});
 				});
-			});
-		try {
-			const { taskId, resumed, acceptedAt } = await submitGuarded(this, scope, entry.body, itemIndex, submitGate);
-			report.submitted(itemIndex, taskId);
-			const submittedAt = new Date(acceptedAt).toISOString();
-			Object.assign(details, { task_id: taskId, submitted_at: submittedAt, resumed, request: entry.body });
-			if (!(this.getNodeParameter('waitForCompletion', itemIndex, true) as boolean)) {
-				return { json: { ...details, status: 'SUBMITTED' }, pairedItem: { item: itemIndex } };
+			try {
+				const { taskId, resumed, acceptedAt } = await submitGuarded(this, scope, entry.body, itemIndex, submitGate);
+				report.submitted(itemIndex, taskId);
+				const submittedAt = new Date(acceptedAt).toISOString();
+				Object.assign(details, {
+					task_id: taskId,
+					submitted_at: submittedAt,
+					resumed,
+					request: entry.body,
+				});
+				if (!(this.getNodeParameter('waitForCompletion', itemIndex, true) as boolean)) {
+					return {
+						json: { ...details, status: 'SUBMITTED' },
+						pairedItem: { item: itemIndex },
+					};
+				}
+				const item = await completeTask(this, taskId, {
+					...settings,
+					itemIndex,
+					gate,
+					download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
+					binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
+					details,
+					// Max Wait is per task: a retry that resumes it waits only what is left of it.
+					since: acceptedAt,
+					onStatus: (status) => report.status(itemIndex, status.status),
+					stop: () => report.stopping(),
+				});
+				if (item.binary) report.downloaded(itemIndex);
+				return item;
+			} catch (error) {
+				if ((error as { context?: IDataObject }).context?.[NOT_SUBMITTED]) report.notSubmitted(itemIndex);
+				else report.failed(itemIndex, error);
+				throw withTaskContext(error, details);
 			}
-			const item = await completeTask(this, taskId, {
-				...settings,
-				itemIndex,
-				gate,
-				download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
-				binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
-				details,
-				// Max Wait is per task: a retry that resumes it waits only what is left of it.
-				since: acceptedAt,
-				onStatus: (status) => report.status(itemIndex, status.status),
-				stop: () => report.stopping(),
-			});
-			if (item.binary) report.downloaded(itemIndex);
-			return item;
-		} catch (error) {
-			if ((error as { context?: IDataObject }).context?.[NOT_SUBMITTED]) report.notSubmitted(itemIndex);
-			else report.failed(itemIndex, error);
-			throw withTaskContext(error, details);
-		}
-	}).catch((error: unknown) => {
+		},
+		videoRun(settings.maxConcurrency),
+	).catch((error: unknown) => {
 		// The error n8n keeps is the first item failure, naming every task this run paid for.
 		if (this.getExecutionCancelSignal()?.aborted) throw asNodeError(this, error);
 		throw asNodeError(this, addRunReport(report.failure?.error ?? error, report));
 	});
-	releaseSubmissions(this, out, scope);
-	return out;
 }

@@ -1,9 +1,10 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { firstSeen, releaseSubmissions } from '../../shared/submissionGuard';
+import { runItems } from '../../shared/run/runItems';
+import { firstSeen } from '../../shared/submissionGuard';
 import { completeTask } from '../completion';
 import { downloadProperties, readWaitSettings, waitOptionsProperty } from '../waitOptions';
-import { forEachItem } from './perItem';
+import { videoRun } from './runPolicy';
 import { readTaskId, taskIdProperty } from './taskId';
 
 const OPERATION = 'waitForCompletion';
@@ -17,19 +18,21 @@ export const waitForCompletionProperties: INodeProperties[] = [
 /** Resumes a task submitted earlier (in this or another execution): poll until done, then download. */
 export async function executeWaitForCompletion(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	const settings = readWaitSettings(this);
-	const out = await forEachItem(this, settings.maxConcurrency, async (itemIndex, gate) => {
-		const taskId = readTaskId(this, itemIndex);
-		return await completeTask(this, taskId, {
-			...settings,
-			// Max Wait counts from this run's first try: Retry On Fail does not restart it.
-			since: firstSeen(this, itemIndex, taskId),
-			itemIndex,
-			gate,
-			download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
-			binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
-			details: { task_id: taskId },
-		});
-	});
-	releaseSubmissions(this, out);
-	return out;
+	return await runItems(
+		this,
+		async (itemIndex, gate) => {
+			const taskId = readTaskId(this, itemIndex);
+			return await completeTask(this, taskId, {
+				...settings,
+				// Max Wait counts from this run's first try: Retry On Fail does not restart it.
+				since: firstSeen(this, itemIndex, taskId),
+				itemIndex,
+				gate,
+				download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
+				binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
+				details: { task_id: taskId },
+			});
+		},
+		videoRun(settings.maxConcurrency),
+	);
 }
