@@ -9,6 +9,11 @@ export interface ServerOptions {
 	port?: number;
 	/** How long to wait for the server to answer; default 180 s. */
 	readyTimeoutMs?: number;
+	/**
+	 * Runs `n8n start` through another command and environment (e.g. inside a mount namespace of the test's own,
+	 * support/registryNamespace.ts); default: as is.
+	 */
+	wrap?: (command: string, args: string[], env: NodeJS.ProcessEnv) => { command: string; args: string[]; env: NodeJS.ProcessEnv };
 }
 
 export interface Owner {
@@ -81,7 +86,8 @@ async function startOnce(home: N8nHome, options: ServerOptions): Promise<N8nServ
 	});
 	home.record(`\n$ n8n start (port ${port})\n`);
 	const started = Date.now();
-	const child = spawnGroup(home.install.n8nBin, ['start'], { cwd: home.dir, env });
+	const launch = options.wrap?.(home.install.n8nBin, ['start'], env) ?? { command: home.install.n8nBin, args: ['start'], env };
+	const child = spawnGroup(launch.command, launch.args, { cwd: home.dir, env: launch.env });
 	let output = '';
 	const onChunk = (chunk: Buffer) => {
 		output += chunk.toString();
