@@ -1,5 +1,5 @@
-// The saved-workflow fixtures (test/fixtures/workflows/<version>/) in a real n8n 2.41.1 (1.123.81 with
-// GEN_GATEWAY_E2E_N8N=1) and its editor in Chromium: n8n knows every node type and version they name, and each one,
+// The saved-workflow fixtures (test/fixtures/workflows/<version>/) in a real n8n 2.41.1 and its editor in Chromium
+// (2.x only: the fixtures are saved by 2.41.1's editor and name its AI Agent 3.1): n8n knows every node type and version they name, and each one,
 // opened in the editor and saved again (Ctrl+S, as a user does), comes back with the very parameters, types, versions
 // and credentials the fixture holds. That is what makes the fixtures "as the editor saves them"; the jest test
 // (test/integration/savedWorkflows.test.ts) then holds the current code to them in seconds.
