@@ -4,15 +4,15 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, INo
 import { chatRunPolicy, runItems } from '../shared/run/runItems';
 import { searchModels } from '../shared/models';
 import { modelLocator } from '../shared/requestFields';
-import { createResponse, createResponseProperties } from './createResponse';
-import { messageModel, messageModelProperties } from './messageModel';
+import * as message from './actions/message.operation';
+import * as response from './actions/response.operation';
 import { optionsProperty } from './options';
 import { simplifyProperty } from './output';
 import { PARTIAL_CONTENT } from './streaming';
 
 const OPERATIONS: Record<string, (ctx: IExecuteFunctions, itemIndex: number) => Promise<IDataObject>> = {
-	message: messageModel,
-	response: createResponse,
+	message: message.execute,
+	response: response.execute,
 };
 
 export class GenGatewayChat implements INodeType {
@@ -55,8 +55,8 @@ export class GenGatewayChat implements INodeType {
 				default: 'message',
 			},
 			modelLocator('e.g. gpt-4o-mini'),
-			...messageModelProperties,
-			...createResponseProperties,
+			...message.properties,
+			...response.properties,
 			simplifyProperty,
 			optionsProperty,
 		],

@@ -4,7 +4,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescrip
 import { chatRunPolicy, runItems } from '../shared/run/runItems';
 import { searchModels } from '../shared/models';
 import { modelLocator } from '../shared/requestFields';
-import { generate, generateProperties } from './generate';
+import * as generate from './actions/generate.operation';
 import { IMAGE_URLS } from './imageOutput';
 
 export class GenGatewayImage implements INodeType {
@@ -41,7 +41,7 @@ export class GenGatewayImage implements INodeType {
 				default: 'generate',
 			},
 			modelLocator('e.g. img-1'),
-			...generateProperties,
+			...generate.properties,
 		],
 	};
 
@@ -49,7 +49,7 @@ export class GenGatewayImage implements INodeType {
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return [
-			await runItems(this, async (itemIndex) => await generate(this, itemIndex), chatRunPolicy(this, [IMAGE_URLS])),
+			await runItems(this, async (itemIndex) => await generate.execute(this, itemIndex), chatRunPolicy(this, [IMAGE_URLS])),
 		];
 	}
 }

@@ -6,7 +6,7 @@ import type {
 	INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { executeGetMany, getManyProperties } from './getMany';
+import * as getMany from './actions/getMany.operation';
 
 export class GenGatewayModels implements INodeType {
 	description: INodeTypeDescription = {
@@ -38,11 +38,11 @@ export class GenGatewayModels implements INodeType {
 				],
 				default: 'getMany',
 			},
-			...getManyProperties,
+			...getMany.properties,
 		],
 	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return [await executeGetMany.call(this)];
+		return [await getMany.execute.call(this)];
 	}
 }

@@ -1,24 +1,20 @@
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
-import type {
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeType,
-	INodeTypeDescription,
-} from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
-import { checkProperties, executeCheck } from './operations/check';
-import { downloadOperationProperties, executeDownload } from './operations/download';
-import { executeGenerate, generateProperties } from './operations/generate';
-import { executeGetStatus, getStatusProperties } from './operations/getStatus';
-import { executeListArtifacts, listArtifactsProperties } from './operations/listArtifacts';
-import { executeWaitForCompletion, waitForCompletionProperties } from './operations/waitForCompletion';
+import * as check from './actions/check.operation';
+import * as download from './actions/download.operation';
+import * as generate from './actions/generate.operation';
+import * as getStatus from './actions/getStatus.operation';
+import * as listArtifacts from './actions/listArtifacts.operation';
+import * as waitForCompletion from './actions/waitForCompletion.operation';
 
-const operations = {
-	generate: executeGenerate,
-	getStatus: executeGetStatus,
-	waitForCompletion: executeWaitForCompletion,
-	listArtifacts: executeListArtifacts,
-	download: executeDownload,
+const OPERATIONS: Record<string, { execute: (this: IExecuteFunctions) => Promise<INodeExecutionData[][]> }> = {
+	check,
+	download,
+	generate,
+	getStatus,
+	listArtifacts,
+	waitForCompletion,
 };
 
 export class GenGatewayVideo implements INodeType {
@@ -56,7 +52,7 @@ export class GenGatewayVideo implements INodeType {
 						value: 'check',
 						action: 'Check a video task and route it by whether it is done',
 						description:
-							'One status check, for a durable wait with n8n\'s Wait node: a finished task downloads its video and leaves by Done, a running one by Still Running',
+							"One status check, for a durable wait with n8n's Wait node: a finished task downloads its video and leaves by Done, a running one by Still Running",
 					},
 					{
 						name: 'Download',
@@ -92,20 +88,19 @@ export class GenGatewayVideo implements INodeType {
 				],
 				default: 'generate',
 			},
-			...generateProperties,
-			...checkProperties,
-			...getStatusProperties,
-			...waitForCompletionProperties,
-			...listArtifactsProperties,
-			...downloadOperationProperties,
+			...generate.properties,
+			...check.properties,
+			...getStatus.properties,
+			...waitForCompletion.properties,
+			...listArtifacts.properties,
+			...download.properties,
 		],
 	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		const operation = this.getNodeParameter('operation', 0) as keyof typeof operations | 'check';
-		if (operation === 'check') return await executeCheck.call(this);
-		const run = operations[operation];
+		const operation = this.getNodeParameter('operation', 0) as string;
+		const run = OPERATIONS[operation];
 		if (!run) throw new NodeOperationError(this.getNode(), `Unknown operation "${operation}"`);
-		return [await run.call(this)];
+		return await run.execute.call(this);
 	}
 }

@@ -1,10 +1,10 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { fetchModels, filterModels } from '../shared/models';
-import { asNodeError } from '../shared/errors';
-import { runItems } from '../shared/run/runItems';
+import { fetchModels, filterModels } from '../../shared/models';
+import { asNodeError } from '../../shared/errors';
+import { runItems } from '../../shared/run/runItems';
 
-export const getManyProperties: INodeProperties[] = [
+export const properties: INodeProperties[] = [
 	{
 		displayName: 'Return All',
 		name: 'returnAll',
@@ -32,7 +32,7 @@ export const getManyProperties: INodeProperties[] = [
 ];
 
 /** One output item per model, for each input item (usually one). */
-export async function executeGetMany(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await runItems(
 		this,
 		async (itemIndex) => {

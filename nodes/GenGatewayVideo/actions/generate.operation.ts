@@ -19,7 +19,7 @@ import { videoRun } from './runPolicy';
 
 const OPERATION = 'generate';
 
-export const generateProperties: INodeProperties[] = [
+export const properties: INodeProperties[] = [
 	modelProperty(OPERATION),
 	{
 		displayName: 'Prompt',
@@ -111,7 +111,7 @@ function notSubmittedError(ctx: IExecuteFunctions, itemIndex: number): NodeOpera
 	return error;
 }
 
-export async function executeGenerate(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const count = this.getInputData().length;
 	const source = inputSource(this);
 	const prepared = Array.from({ length: count }, (_, itemIndex) => prepare(this, itemIndex, source));
@@ -124,62 +124,64 @@ export async function executeGenerate(this: IExecuteFunctions): Promise<INodeExe
 	// Without Continue On Fail the first failing item fails the run: stop paying and waiting then, and report every task.
 	const report = new RunReport(!this.continueOnFail());
 
-	return await runItems(
-		this,
-		async (itemIndex, gate) => {
-			const entry = prepared[itemIndex];
-			if ('error' in entry) throw entry.error;
-			const details: IDataObject = { model: entry.body.model };
-			// Checked when the submission's turn comes: a run that is already failing submits nothing more.
-			const submitGate: Gate = async (call) =>
-				await gate(async () => {
-					if (report.stopping()) throw notSubmittedError(this, itemIndex);
-					// Recorded before the gate lets the next submission in.
-					return await call().catch((error: unknown) => {
-						report.failed(itemIndex, error);
-						throw asNodeError(this, error, itemIndex);
+	return [
+		await runItems(
+			this,
+			async (itemIndex, gate) => {
+				const entry = prepared[itemIndex];
+				if ('error' in entry) throw entry.error;
+				const details: IDataObject = { model: entry.body.model };
+				// Checked when the submission's turn comes: a run that is already failing submits nothing more.
+				const submitGate: Gate = async (call) =>
+					await gate(async () => {
+						if (report.stopping()) throw notSubmittedError(this, itemIndex);
+						// Recorded before the gate lets the next submission in.
+						return await call().catch((error: unknown) => {
+							report.failed(itemIndex, error);
+							throw asNodeError(this, error, itemIndex);
+						});
 					});
-				});
-			try {
-				const { taskId, resumed, acceptedAt } = await submitGuarded(this, scope, entry.body, itemIndex, submitGate);
-				report.submitted(itemIndex, taskId);
-				const submittedAt = new Date(acceptedAt).toISOString();
-				Object.assign(details, {
-					task_id: taskId,
-					submitted_at: submittedAt,
-					resumed,
-					request: entry.body,
-				});
-				if (!(this.getNodeParameter('waitForCompletion', itemIndex, true) as boolean)) {
-					return {
-						json: { ...details, status: 'SUBMITTED' },
-						pairedItem: { item: itemIndex },
-					};
+				try {
+					const { taskId, resumed, acceptedAt } = await submitGuarded(this, scope, entry.body, itemIndex, submitGate);
+					report.submitted(itemIndex, taskId);
+					const submittedAt = new Date(acceptedAt).toISOString();
+					Object.assign(details, {
+						task_id: taskId,
+						submitted_at: submittedAt,
+						resumed,
+						request: entry.body,
+					});
+					if (!(this.getNodeParameter('waitForCompletion', itemIndex, true) as boolean)) {
+						return {
+							json: { ...details, status: 'SUBMITTED' },
+							pairedItem: { item: itemIndex },
+						};
+					}
+					const item = await completeTask(this, taskId, {
+						...settings,
+						itemIndex,
+						gate,
+						download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
+						binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
+						details,
+						// Max Wait is per task: a retry that resumes it waits only what is left of it.
+						since: acceptedAt,
+						onStatus: (status) => report.status(itemIndex, status.status),
+						stop: () => report.stopping(),
+					});
+					if (item.binary) report.downloaded(itemIndex);
+					return item;
+				} catch (error) {
+					if ((error as { context?: IDataObject }).context?.[NOT_SUBMITTED]) report.notSubmitted(itemIndex);
+					else report.failed(itemIndex, error);
+					throw withTaskContext(error, details);
 				}
-				const item = await completeTask(this, taskId, {
-					...settings,
-					itemIndex,
-					gate,
-					download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
-					binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
-					details,
-					// Max Wait is per task: a retry that resumes it waits only what is left of it.
-					since: acceptedAt,
-					onStatus: (status) => report.status(itemIndex, status.status),
-					stop: () => report.stopping(),
-				});
-				if (item.binary) report.downloaded(itemIndex);
-				return item;
-			} catch (error) {
-				if ((error as { context?: IDataObject }).context?.[NOT_SUBMITTED]) report.notSubmitted(itemIndex);
-				else report.failed(itemIndex, error);
-				throw withTaskContext(error, details);
-			}
-		},
-		videoRun(settings.maxConcurrency),
-	).catch((error: unknown) => {
-		// The error n8n keeps is the first item failure, naming every task this run paid for.
-		if (this.getExecutionCancelSignal()?.aborted) throw asNodeError(this, error);
-		throw asNodeError(this, addRunReport(report.failure?.error ?? error, report));
-	});
+			},
+			videoRun(settings.maxConcurrency),
+		).catch((error: unknown) => {
+			// The error n8n keeps is the first item failure, naming every task this run paid for.
+			if (this.getExecutionCancelSignal()?.aborted) throw asNodeError(this, error);
+			throw asNodeError(this, addRunReport(report.failure?.error ?? error, report));
+		}),
+	];
 }

@@ -1,13 +1,13 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { mergeExtraBody, readModel } from '../shared/requestFields';
-import { timeoutMsOf } from '../shared/timeoutOption';
-import { ASSISTANT_ROLE, messageListProperty, messagesOf, USER_ROLE } from './messageList';
-import type { MessageEntry } from './messageList';
-import { optionFields, readOptions, wantsStream } from './options';
-import { sendPaidChatRequest } from './paidRequest';
-import { replyJson, responseReply } from './output';
-import { ResponseAssembler } from './responseStream';
+import { mergeExtraBody, readModel } from '../../shared/requestFields';
+import { timeoutMsOf } from '../../shared/timeoutOption';
+import { ASSISTANT_ROLE, messageListProperty, messagesOf, USER_ROLE } from '../messageList';
+import type { MessageEntry } from '../messageList';
+import { optionFields, readOptions, wantsStream } from '../options';
+import { sendPaidChatRequest } from '../paidRequest';
+import { replyJson, responseReply } from '../output';
+import { ResponseAssembler } from '../responseStream';
 
 /** Operation "Create a Response": POST /v1/responses (instructions + input messages). */
 
@@ -15,7 +15,7 @@ const PATH = '/v1/responses';
 
 const show = { show: { operation: ['response'] } };
 
-export const createResponseProperties: INodeProperties[] = [
+export const properties: INodeProperties[] = [
 	{
 		displayName: 'Instructions',
 		name: 'instructions',
@@ -40,7 +40,7 @@ export const createResponseProperties: INodeProperties[] = [
 	}),
 ];
 
-export async function createResponse(ctx: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+export async function execute(ctx: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const model = readModel(ctx, itemIndex);
 	const instructions = ctx.getNodeParameter('instructions', itemIndex, '') as string;
 	const entries = ctx.getNodeParameter('input.values', itemIndex, []) as MessageEntry[];

@@ -1,12 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { rejectErrorAnswer } from '../shared/answerError';
-import { extraBodyField, mergeExtraBody, parseExtraBody, readModel } from '../shared/requestFields';
-import { submitOnce } from '../shared/submissionGuard';
-import { TIMEOUT_ADVICE, timeoutMsOf, timeoutOption } from '../shared/timeoutOption';
-import { gatewayJson } from '../shared/transport';
-import { binaryItems, imageEntries, returnedItems } from './imageOutput';
-import type { OutputMode } from './imageOutput';
+import { rejectErrorAnswer } from '../../shared/answerError';
+import { extraBodyField, mergeExtraBody, parseExtraBody, readModel } from '../../shared/requestFields';
+import { submitOnce } from '../../shared/submissionGuard';
+import { TIMEOUT_ADVICE, timeoutMsOf, timeoutOption } from '../../shared/timeoutOption';
+import { gatewayJson } from '../../shared/transport';
+import { binaryItems, imageEntries, returnedItems } from '../imageOutput';
+import type { OutputMode } from '../imageOutput';
 
 /** Operation "Generate": POST /v1/images/generations, then the images as binary data (or as returned). */
 
@@ -14,7 +14,7 @@ const PATH = '/v1/images/generations';
 
 const show = { show: { operation: ['generate'] } };
 
-export const generateProperties: INodeProperties[] = [
+export const properties: INodeProperties[] = [
 	{
 		displayName: 'Prompt',
 		name: 'prompt',
@@ -139,7 +139,7 @@ export function generationBody(
 	return mergeExtraBody(body, extra);
 }
 
-export async function generate(ctx: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData[]> {
+export async function execute(ctx: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData[]> {
 	const options = ctx.getNodeParameter('options', itemIndex, {}) as GenerateOptions;
 	const body = generationBody(
 		{

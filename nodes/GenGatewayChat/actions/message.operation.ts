@@ -1,13 +1,13 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { mergeExtraBody, readModel } from '../shared/requestFields';
-import { timeoutMsOf } from '../shared/timeoutOption';
-import { CompletionAssembler } from './completionStream';
-import { ASSISTANT_ROLE, messageListProperty, messagesOf, USER_ROLE } from './messageList';
-import type { MessageEntry } from './messageList';
-import { optionFields, readOptions, wantsStream } from './options';
-import { sendPaidChatRequest } from './paidRequest';
-import { completionReply, replyJson } from './output';
+import { mergeExtraBody, readModel } from '../../shared/requestFields';
+import { timeoutMsOf } from '../../shared/timeoutOption';
+import { CompletionAssembler } from '../completionStream';
+import { ASSISTANT_ROLE, messageListProperty, messagesOf, USER_ROLE } from '../messageList';
+import type { MessageEntry } from '../messageList';
+import { optionFields, readOptions, wantsStream } from '../options';
+import { sendPaidChatRequest } from '../paidRequest';
+import { completionReply, replyJson } from '../output';
 
 /** Operation "Message a Model": POST /v1/chat/completions. */
 
@@ -15,7 +15,7 @@ const PATH = '/v1/chat/completions';
 
 const show = { show: { operation: ['message'] } };
 
-export const messageModelProperties: INodeProperties[] = [
+export const properties: INodeProperties[] = [
 	{
 		displayName: 'System Message',
 		name: 'systemMessage',
@@ -42,7 +42,7 @@ export function chatMessages(systemMessage: string, entries: MessageEntry[]): ID
 	return [...messages, ...messagesOf(entries)];
 }
 
-export async function messageModel(ctx: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+export async function execute(ctx: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const model = readModel(ctx, itemIndex);
 	const systemMessage = ctx.getNodeParameter('systemMessage', itemIndex, '') as string;
 	const entries = ctx.getNodeParameter('messages.values', itemIndex, []) as MessageEntry[];

@@ -19,7 +19,7 @@ const OPERATION = 'check';
 export const DONE_OUTPUT = 0;
 export const STILL_RUNNING_OUTPUT = 1;
 
-export const checkProperties: INodeProperties[] = [
+export const properties: INodeProperties[] = [
 	{ ...taskIdProperty([OPERATION]), default: '={{ $json.task_id }}' },
 	{
 		displayName: 'Submitted At',
@@ -113,7 +113,7 @@ function stillRunningItem(
 }
 
 /** One status check per item, routed: finished (or failed under Continue On Fail) to Done, the rest to Still Running. */
-export async function executeCheck(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const settings = readWaitSettings(this);
 	const inputs = this.getInputData();
 	const running = new Set<INodeExecutionData>();

@@ -1,0 +1,59 @@
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+
+import { runItems } from '../../shared/run/runItems';
+import { listArtifacts, downloadArtifact } from '../task';
+import { videoRun } from './runPolicy';
+import { checkPathSegment, readTaskId, taskIdProperty } from './taskId';
+
+export const properties: INodeProperties[] = [
+	taskIdProperty(['download']),
+	{
+		displayName: 'Artifact Key',
+		name: 'artifactKey',
+		type: 'string',
+		default: 'video',
+		description: 'Which artifact to fetch; the video is "video"',
+		displayOptions: { show: { operation: ['download'] } },
+	},
+	{
+		displayName: 'Put Output File in Field',
+		name: 'binaryPropertyName',
+		type: 'string',
+		default: 'data',
+		hint: 'The name of the output binary field to put the file in',
+		displayOptions: { show: { operation: ['download'] } },
+	},
+];
+
+/** Streams one artifact of a finished task into binary data. */
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	return [
+		await runItems(
+			this,
+			async (itemIndex, gate) => {
+				const taskId = readTaskId(this, itemIndex);
+				const key = checkPathSegment(
+					this,
+					'Artifact Key',
+					String(this.getNodeParameter('artifactKey', itemIndex, 'video') || 'video').trim(),
+					itemIndex,
+				);
+				const property = this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string;
+				// The listing gives the artifact's MIME type; a listing that fails or lacks the key still lets us try the key.
+				const listed = (await listArtifacts(this, taskId, itemIndex, gate).catch(() => [])).find((a) => a.key === key);
+				const binary = await downloadArtifact(this, taskId, listed ?? { key }, itemIndex, gate);
+				return {
+					json: {
+						task_id: taskId,
+						artifact_key: key,
+						mime_type: binary.mimeType,
+						file_name: binary.fileName,
+					},
+					binary: { [property]: binary },
+					pairedItem: { item: itemIndex },
+				};
+			},
+			videoRun(),
+		),
+	];
+}
