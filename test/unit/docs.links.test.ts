@@ -11,7 +11,6 @@ const root = resolve(__dirname, '../..');
  */
 const PENDING: string[] = [
 	'docs/install.md',
-	'docs/upgrading.md',
 	'docs/releasing.md',
 	'docs/screenshots/install-community-nodes.png',
 ];
@@ -26,10 +25,16 @@ function markdownFiles(dir: string): string[] {
 
 const FILES = [join(root, 'README.md'), join(root, 'bench/README.md'), ...markdownFiles(join(root, 'docs'))];
 
+const FENCED = /^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm;
+/** A path inside the repository as prose names one in code: a top folder, then plain path characters (no glob). */
+const REPO_PATH = /^(nodes|credentials|test|scripts|bench|examples|docs|\.github|\.ci)\/[\w./-]*$/;
+/** Scratch folders git ignores, which a fresh clone does not have. */
+const SCRATCH = /(^|\/)(\.work|\.ci-results|\.n8n-dev)(\/|$)/;
+
 /** The text outside fenced code blocks and inline code, where a link is a link. */
 function prose(markdown: string): string {
 	return markdown
-		.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '')
+		.replace(FENCED, '')
 		.replace(/`[^`\n]*`/g, '');
 }
 
@@ -102,7 +107,52 @@ describe('links in the README and docs/', () => {
 		expect(broken).toEqual([]);
 	});
 
+	it.each(FILES.map((file) => [relative(root, file), file]))(
+		'%s: every repository path written as code (`nodes/…`, `test/…`) exists',
+		(_name, file) => {
+			const missing = [...readFileSync(file, 'utf8').replace(FENCED, '').matchAll(/`([^`\n]+)`/g)]
+				.map((match) => match[1])
+				.filter((text) => REPO_PATH.test(text) && !SCRATCH.test(text))
+				.filter((path) => !PENDING.includes(path) && !existsSync(join(root, path)));
+			expect(missing).toEqual([]);
+		},
+	);
+
 	it('lists as pending only files that do not exist yet', () => {
 		expect(PENDING.filter((path) => existsSync(join(root, path)))).toEqual([]);
+	});
+});
+
+describe('citations of docs/service-interface.md in the code', () => {
+	const doc = readFileSync(join(root, 'docs/service-interface.md'), 'utf8');
+	const sections = new Set(
+		[...doc.matchAll(/^#{2,3} (\d+(?:\.\d+)?)\.? /gm)].map((match) => match[1]),
+	);
+	const walk = (dir: string): string[] =>
+		readdirSync(join(root, dir)).flatMap((name) => {
+			const path = join(dir, name);
+			if (name === 'node_modules' || SCRATCH.test(path)) return [];
+			if (statSync(join(root, path)).isDirectory()) return walk(path);
+			return /\.(ts|js|mjs)$/.test(name) ? [path] : [];
+		});
+	const sources = ['nodes', 'credentials', 'test', 'scripts', 'bench'].flatMap(walk);
+
+	it("has the service document's section numbers", () => {
+		expect([...sections]).toEqual(
+			expect.arrayContaining(['1', '2.1', '2.2', '2.3', '3', '4.1', '4.2', '4.3', '5', '6', '7', '8', '9']),
+		);
+	});
+
+	it('every "docs/service-interface.md §N" in nodes/, credentials/, test/, scripts/ and bench/ names a section it has', () => {
+		const cited: string[] = [];
+		const wrong: string[] = [];
+		for (const path of sources) {
+			for (const match of readFileSync(join(root, path), 'utf8').matchAll(/service-interface\.md §(\d+(?:\.\d+)?)/g)) {
+				cited.push(`${path} §${match[1]}`);
+				if (!sections.has(match[1])) wrong.push(`${path} §${match[1]}`);
+			}
+		}
+		expect(cited.length).toBeGreaterThanOrEqual(10);
+		expect(wrong).toEqual([]);
 	});
 });
