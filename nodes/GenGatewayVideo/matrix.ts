@@ -205,3 +205,9 @@ export const VIDEO_MODEL_IDS: readonly string[] = VIDEO_MODELS.map((m) => m.id);
 export function findVideoModel(id: string): VideoModelCapabilities | undefined {
 	return VIDEO_MODELS.find((m) => m.id === id);
 }
+
+/** The row of a model as the node hands it: an id (spaces around it ignored), or the row resolved already. */
+export function videoModelOf(model: unknown): VideoModelCapabilities | undefined {
+	if (typeof model === 'string') return findVideoModel(model.trim());
+	return VIDEO_MODELS.find((row) => row === model);
+}

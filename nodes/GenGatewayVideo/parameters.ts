@@ -2,7 +2,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { isSetByUser, MODEL_FIELD_SPECS } from './fields';
 import type { FieldSource } from './fields';
-import { findVideoModel } from './matrix';
+import { videoModelOf } from './matrix';
 import type { VideoInput } from './request';
 
 /** How the values reached the node: which node parameters are expressions, and whether the model is a fixed choice. */
@@ -16,7 +16,7 @@ const TYPED: InputSource = { modelFixed: true, expressions: new Set() };
 
 /** Keeps, of the values n8n hands the node, only those the user set (fields.ts: isSetByUser). */
 export function userSetInput(modelId: unknown, raw: VideoInput, source: InputSource = TYPED): VideoInput {
-	const model = typeof modelId === 'string' ? findVideoModel(modelId.trim()) : undefined;
+	const model = videoModelOf(modelId);
 	const input: VideoInput = { prompt: raw.prompt };
 	for (const spec of MODEL_FIELD_SPECS) {
 		const how: FieldSource = { expression: source.expressions.has(spec.name), modelFixed: source.modelFixed };
@@ -39,13 +39,17 @@ export function inputSource(ctx: IExecuteFunctions): InputSource {
 	};
 }
 
-/** Reads Generate's parameters for one item; hidden parameters read as '' (not set). */
+/**
+ * Reads Generate's parameters for one item; hidden parameters read as '' (not set). The model comes back as its matrix
+ * row (resolved here, once), or as given when the matrix does not have it (buildVideoRequest names it then).
+ */
 export function readVideoParameters(
 	ctx: IExecuteFunctions,
 	itemIndex: number,
 	source: InputSource = inputSource(ctx),
 ): { model: unknown; input: VideoInput } {
-	const model = ctx.getNodeParameter('model', itemIndex);
+	const given = ctx.getNodeParameter('model', itemIndex);
+	const model = videoModelOf(given) ?? given;
 	const raw: VideoInput = { prompt: ctx.getNodeParameter('prompt', itemIndex, '') };
 	for (const spec of MODEL_FIELD_SPECS) raw[spec.name] = ctx.getNodeParameter(spec.name, itemIndex, '');
 	return { model, input: userSetInput(model, raw, source) };

@@ -2,7 +2,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { describeValue, InvalidVideoRequest, isEmpty } from './fieldParsers';
 import { MODEL_FIELD_SPECS } from './fields';
-import { findVideoModel, VIDEO_MODEL_IDS } from './matrix';
+import { VIDEO_MODEL_IDS, videoModelOf } from './matrix';
 import type { VideoModelCapabilities } from './matrix';
 
 export { InvalidVideoRequest, parseUrlList } from './fieldParsers';
@@ -19,9 +19,9 @@ export type VideoInput = { prompt?: unknown } & Partial<Record<string, unknown>>
 /** The body sent: `model`, `prompt` and the API names of the specified fields. */
 export type VideoRequestBody = IDataObject & { model: string; prompt: string };
 
-/** The matrix row of a model id, or an InvalidVideoRequest listing the models. */
+/** The matrix row of a model (an id, or the row readVideoParameters resolved), or an InvalidVideoRequest. */
 export function resolveVideoModel(modelId: unknown): VideoModelCapabilities {
-	const model = typeof modelId === 'string' ? findVideoModel(modelId.trim()) : undefined;
+	const model = videoModelOf(modelId);
 	if (!model) {
 		throw new InvalidVideoRequest(
 			'model',

@@ -2,8 +2,14 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { runItems } from '../../shared/run/runItems';
-import { checkTaskOnce } from '../completion';
-import { DEFAULT_CONCURRENCY, downloadProperties, MAX_WAIT_MINUTES, readWaitSettings } from '../waitOptions';
+import { checkTaskOnce } from '../task/outcome';
+import {
+	DEFAULT_CONCURRENCY,
+	downloadProperties,
+	MAX_WAIT_MINUTES,
+	readTaskOutput,
+	readWaitOptions,
+} from '../task/waitOptions';
 import { videoRun } from './runPolicy';
 import { readTaskId, taskIdProperty } from './taskId';
 
@@ -114,7 +120,7 @@ function stillRunningItem(
 
 /** One status check per item, routed: finished (or failed under Continue On Fail) to Done, the rest to Still Running. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const settings = readWaitSettings(this);
+	const settings = readWaitOptions(this);
 	const inputs = this.getInputData();
 	const running = new Set<INodeExecutionData>();
 	const out = await runItems(
@@ -127,19 +133,16 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			const details: IDataObject = { ...input.json };
 			for (const key of ['status', 'progress', 'checks', 'waited_seconds']) delete details[key];
 			const { checks } = input.json;
-			const outcome = await checkTaskOnce(this, taskId, {
-				...settings,
-				since,
-				itemIndex,
-				gate,
-				download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
-				binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
-				details: {
+			const outcome = await checkTaskOnce(
+				this,
+				taskId,
+				{ ...settings, since, itemIndex, gate },
+				readTaskOutput(this, itemIndex, {
 					...details,
 					task_id: taskId,
 					submitted_at: new Date(since).toISOString(),
-				},
-			});
+				}),
+			);
 			if ('done' in outcome) {
 				outcome.done.json.checks = (typeof checks === 'number' ? checks : 0) + 1;
 				delete outcome.done.json.polls;

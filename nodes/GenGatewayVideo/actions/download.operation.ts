@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { runItems } from '../../shared/run/runItems';
-import { listArtifacts, downloadArtifact } from '../task';
+import { listArtifacts, downloadArtifact } from '../task/client';
 import { videoRun } from './runPolicy';
 import { checkPathSegment, readTaskId, taskIdProperty } from './taskId';
 

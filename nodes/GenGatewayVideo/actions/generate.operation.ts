@@ -6,15 +6,16 @@ import { asNodeError } from '../../shared/errors';
 import { runItems } from '../../shared/run/runItems';
 import { guardScope, submitOnce } from '../../shared/submissionGuard';
 import type { GuardScope } from '../../shared/submissionGuard';
-import { completeTask } from '../completion';
+import { completeTask } from '../task/outcome';
 import { modelFieldProperties, modelProperty } from '../fields';
 import { inputSource, readVideoParameters } from '../parameters';
 import type { InputSource } from '../parameters';
 import { buildVideoRequest, InvalidVideoRequest } from '../request';
 import type { VideoRequestBody } from '../request';
-import { addRunReport, RunReport } from '../runReport';
-import { submitTask } from '../task';
-import { downloadProperties, readWaitSettings, waitOptionsProperty } from '../waitOptions';
+import { addRunReport, RunReport } from './runReport';
+import { submitTask } from '../task/client';
+import type { TaskStatus } from '../task/client';
+import { downloadProperties, readTaskOutput, readWaitOptions, waitOptionsProperty } from '../task/waitOptions';
 import { videoRun } from './runPolicy';
 
 const OPERATION = 'generate';
@@ -119,7 +120,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const firstInvalid = prepared.find((entry): entry is { error: Error } => 'error' in entry);
 	if (firstInvalid && !this.continueOnFail()) throw firstInvalid.error;
 
-	const settings = readWaitSettings(this);
+	const settings = readWaitOptions(this);
 	const scope = guardScope(this);
 	// Without Continue On Fail the first failing item fails the run: stop paying and waiting then, and report every task.
 	const report = new RunReport(!this.continueOnFail());
@@ -157,18 +158,16 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 							pairedItem: { item: itemIndex },
 						};
 					}
-					const item = await completeTask(this, taskId, {
+					const wait = {
 						...settings,
 						itemIndex,
 						gate,
-						download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
-						binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
-						details,
 						// Max Wait is per task: a retry that resumes it waits only what is left of it.
 						since: acceptedAt,
-						onStatus: (status) => report.status(itemIndex, status.status),
+						onStatus: (status: TaskStatus) => report.status(itemIndex, status.status),
 						stop: () => report.stopping(),
-					});
+					};
+					const item = await completeTask(this, taskId, wait, readTaskOutput(this, itemIndex, details));
 					if (item.binary) report.downloaded(itemIndex);
 					return item;
 				} catch (error) {

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { runItems } from '../../shared/run/runItems';
-import { getTaskStatus } from '../task';
+import { getTaskStatus } from '../task/client';
 import { videoRun } from './runPolicy';
 import { readTaskId, taskIdProperty } from './taskId';
 

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { runItems } from '../../shared/run/runItems';
-import { listArtifacts } from '../task';
+import { listArtifacts } from '../task/client';
 import { videoRun } from './runPolicy';
 import { readTaskId, taskIdProperty } from './taskId';
 

@@ -1,5 +1,5 @@
 import type { RunPolicy } from '../../shared/run/runItems';
-import { DEFAULT_CONCURRENCY } from '../waitOptions';
+import { DEFAULT_CONCURRENCY } from '../task/waitOptions';
 
 /** What an error item of a video operation keeps from its error: which task and model, and how it ended. */
 const TASK_ERROR_FIELDS = ['task_id', 'status', 'progress', 'fail_reason', 'model'];

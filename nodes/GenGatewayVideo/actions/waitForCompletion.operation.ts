@@ -2,8 +2,8 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 
 import { runItems } from '../../shared/run/runItems';
 import { firstSeen } from '../../shared/submissionGuard';
-import { completeTask } from '../completion';
-import { downloadProperties, readWaitSettings, waitOptionsProperty } from '../waitOptions';
+import { completeTask } from '../task/outcome';
+import { downloadProperties, readTaskOutput, readWaitOptions, waitOptionsProperty } from '../task/waitOptions';
 import { videoRun } from './runPolicy';
 import { readTaskId, taskIdProperty } from './taskId';
 
@@ -17,22 +17,24 @@ export const properties: INodeProperties[] = [
 
 /** Resumes a task submitted earlier (in this or another execution): poll until done, then download. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const settings = readWaitSettings(this);
+	const settings = readWaitOptions(this);
 	return [
 		await runItems(
 			this,
 			async (itemIndex, gate) => {
 				const taskId = readTaskId(this, itemIndex);
-				return await completeTask(this, taskId, {
-					...settings,
-					// Max Wait counts from this run's first try: Retry On Fail does not restart it.
-					since: firstSeen(this, itemIndex, taskId),
-					itemIndex,
-					gate,
-					download: this.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
-					binaryPropertyName: this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
-					details: { task_id: taskId },
-				});
+				return await completeTask(
+					this,
+					taskId,
+					{
+						...settings,
+						// Max Wait counts from this run's first try: Retry On Fail does not restart it.
+						since: firstSeen(this, itemIndex, taskId),
+						itemIndex,
+						gate,
+					},
+					readTaskOutput(this, itemIndex, { task_id: taskId }),
+				);
 			},
 			videoRun(settings.maxConcurrency),
 		),

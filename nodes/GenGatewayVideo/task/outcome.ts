@@ -1,28 +1,22 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import type { Gate } from '../shared/concurrency';
-import { asNodeError } from '../shared/errors';
-import { downloadArtifact, listArtifacts, pollTask } from './task';
-import type { Artifact, TaskStatus, WaitResult } from './task';
-import type { WaitSettings } from './waitOptions';
+import { asNodeError } from '../../shared/errors';
+import { downloadArtifact, listArtifacts } from './client';
+import type { Artifact, TaskStatus } from './client';
+import { pollTask } from './poll';
+import type { WaitResult } from './poll';
+import type { WaitOptions } from './waitOptions';
 
-/** From a task_id to a finished output item: wait, list artifacts, stream the video into binary data. */
+/** What a wait ends in: the finished output item (artifacts listed, the video downloaded), or an error that says
+ * how to resume the task. */
 
-export interface CompletionOptions extends WaitSettings {
+/** What the finished item holds besides the task's outcome. */
+export interface TaskOutput {
 	download: boolean;
 	binaryPropertyName: string;
-	itemIndex: number;
-	/** Every request of the item passes through it (the node's concurrency limit). */
-	gate: Gate;
 	/** Fields that lead the output JSON (task_id, model, submitted_at, the request…). */
 	details: IDataObject;
-	/** When the task was submitted (epoch ms): Max Wait counts from it, also across Retry On Fail. */
-	since?: number;
-	/** Told every status seen. */
-	onStatus?: (status: TaskStatus) => void;
-	/** Asked between polls: true stops waiting (another item failed a run that stops at the first failure). */
-	stop?: () => boolean;
 }
 
 function taskError(
@@ -86,34 +80,31 @@ function lostTrack(
 async function awaitStatus(
 	ctx: IExecuteFunctions,
 	taskId: string,
-	options: CompletionOptions,
+	wait: WaitOptions,
+	output: TaskOutput,
 	once: boolean,
 ): Promise<WaitResult> {
 	const last: { text?: string } = {};
-	const known: IDataObject = { ...options.details, task_id: taskId };
 	return await pollTask(ctx, taskId, {
-		pollIntervalMs: options.pollIntervalMs,
-		maxWaitMs: options.maxWaitMs,
-		since: options.since,
-		itemIndex: options.itemIndex,
-		gate: options.gate,
+		...wait,
 		onStatus: (status) => {
 			reportProgress(ctx, status, last);
-			options.onStatus?.(status);
+			wait.onStatus?.(status);
 		},
 		// One status check: a task still running comes back as `stopped` instead of being waited for.
-		stop: once ? () => true : options.stop,
+		stop: once ? () => true : wait.stop,
 	}).catch((error: unknown) => {
-		throw lostTrack(ctx, error, 'check the status', taskId, options.itemIndex, known);
+		throw lostTrack(ctx, error, 'check the status', taskId, wait.itemIndex, { ...output.details, task_id: taskId });
 	});
 }
 
 export async function completeTask(
 	ctx: IExecuteFunctions,
 	taskId: string,
-	options: CompletionOptions,
+	wait: WaitOptions,
+	output: TaskOutput,
 ): Promise<INodeExecutionData> {
-	return await finishTask(ctx, taskId, await awaitStatus(ctx, taskId, options, false), options);
+	return await finishTask(ctx, taskId, await awaitStatus(ctx, taskId, wait, output, false), wait, output);
 }
 
 /**
@@ -123,22 +114,24 @@ export async function completeTask(
 export async function checkTaskOnce(
 	ctx: IExecuteFunctions,
 	taskId: string,
-	options: CompletionOptions,
+	wait: WaitOptions,
+	output: TaskOutput,
 ): Promise<{ done: INodeExecutionData } | { running: TaskStatus; waitedMs: number }> {
-	const result = await awaitStatus(ctx, taskId, options, true);
+	const result = await awaitStatus(ctx, taskId, wait, output, true);
 	if (result.stopped) return { running: result.status, waitedMs: result.waitedMs };
-	return { done: await finishTask(ctx, taskId, result, options) };
+	return { done: await finishTask(ctx, taskId, result, wait, output) };
 }
 
 async function finishTask(
 	ctx: IExecuteFunctions,
 	taskId: string,
 	result: WaitResult,
-	options: CompletionOptions,
+	wait: WaitOptions,
+	output: TaskOutput,
 ): Promise<INodeExecutionData> {
-	const { itemIndex } = options;
+	const { itemIndex } = wait;
 	const { status } = result;
-	const details: IDataObject = { ...options.details, task_id: taskId, status: status.status };
+	const details: IDataObject = { ...output.details, task_id: taskId, status: status.status };
 	if (status.progress) details.progress = status.progress;
 
 	if (status.status === 'FAILURE') {
@@ -170,7 +163,7 @@ async function finishTask(
 		);
 	}
 	if (result.timedOut) {
-		const minutes = Math.round((options.maxWaitMs / 60_000) * 100) / 100;
+		const minutes = Math.round((wait.maxWaitMs / 60_000) * 100) / 100;
 		throw taskError(
 			ctx,
 			`Video task ${taskId} did not finish within ${minutes} minute(s) (last status ${status.status}${status.progress ? `, ${status.progress}` : ''})`,
@@ -181,7 +174,7 @@ async function finishTask(
 	}
 
 	const finishedAt = new Date().toISOString();
-	const artifacts = await listArtifacts(ctx, taskId, itemIndex, options.gate).catch((error: unknown) => {
+	const artifacts = await listArtifacts(ctx, taskId, itemIndex, wait.gate).catch((error: unknown) => {
 		throw lostTrack(ctx, error, 'list the artifacts', taskId, itemIndex, details);
 	});
 	const json: IDataObject = {
@@ -191,14 +184,20 @@ async function finishTask(
 		polls: result.polls,
 		artifacts,
 	};
-	if (!options.download) return { json, pairedItem: { item: itemIndex } };
+	if (!output.download) return { json, pairedItem: { item: itemIndex } };
 
 	// A listing without `video` (or in a shape not recognised) still gets the contract's content path for key `video`,
 	// as "Download" does: the task is paid for, so try before failing.
 	const listed = pickVideoArtifact(artifacts);
 	const binary: IBinaryKeyData = {};
 	try {
-		binary[options.binaryPropertyName] = await downloadArtifact(ctx, taskId, listed ?? { key: 'video' }, itemIndex, options.gate);
+		binary[output.binaryPropertyName] = await downloadArtifact(
+			ctx,
+			taskId,
+			listed ?? { key: 'video' },
+			itemIndex,
+			wait.gate,
+		);
 	} catch (error) {
 		if (ctx.getExecutionCancelSignal()?.aborted) throw asNodeError(ctx, error, itemIndex);
 		const { message, description } = error as { message: string; description?: string };
@@ -214,7 +213,10 @@ async function finishTask(
 		throw taskError(
 			ctx,
 			`Could not download artifact "video" of task ${taskId}: ${message}`,
-			[description, 'The temporary URL behind the video may have expired; it is fetched right after SUCCESS for that reason. Try "Download" with this Task ID; if it has expired, the video must be generated again.']
+			[
+				description,
+				'The temporary URL behind the video may have expired; it is fetched right after SUCCESS for that reason. Try "Download" with this Task ID; if it has expired, the video must be generated again.',
+			]
 				.filter(Boolean)
 				.join(' '),
 			itemIndex,

@@ -1,22 +1,20 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { joinUrl, normaliseBaseUrl } from '../shared/baseUrl';
-import { openGate } from '../shared/concurrency';
-import type { Gate } from '../shared/concurrency';
-import { asNodeError, networkError } from '../shared/errors';
-import { withLargeChunks } from '../shared/largeChunks';
-import { CREDENTIAL_TYPE, downloadUrl, gatewayJson, gatewayStream, waitFor } from '../shared/transport';
-import type { StreamResponse } from '../shared/transport';
-import type { VideoRequestBody } from './request';
+import { joinUrl, normaliseBaseUrl } from '../../shared/baseUrl';
+import { openGate } from '../../shared/concurrency';
+import type { Gate } from '../../shared/concurrency';
+import { asNodeError, networkError } from '../../shared/errors';
+import { withLargeChunks } from '../../shared/largeChunks';
+import { CREDENTIAL_TYPE, downloadUrl, gatewayJson, gatewayStream } from '../../shared/transport';
+import type { StreamResponse } from '../../shared/transport';
+import type { VideoRequestBody } from '../request';
 
-/** The video task endpoints (docs/service-interface.md §4.2): submit, query, list artifacts, stream the content. */
-
-export type TaskState = 'QUEUED' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
+/** The one client of the video task endpoints (docs/service-interface.md §4.2): submit, status, artifacts, content. */
 
 export interface TaskStatus {
 	task_id: string;
-	/** Upper-cased; anything outside the four documented states is kept as it came and treated as still running. */
+	/** Upper-cased; a status outside the four documented states is kept as it came (polling stops at it). */
 	status: string;
 	progress?: string;
 	fail_reason?: string;
@@ -86,10 +84,17 @@ export function statusFromBody(taskId: string, body: IDataObject): TaskStatus {
 	return status;
 }
 
-async function fetchStatus(ctx: IExecuteFunctions, taskId: string, itemIndex: number, gate: Gate): Promise<IDataObject> {
-	return await gate(
+/** One status request: the status, and what was outside the contract (the polling stops at it). */
+export async function queryTask(
+	ctx: IExecuteFunctions,
+	taskId: string,
+	itemIndex: number,
+	gate: Gate = openGate,
+): Promise<{ status: TaskStatus; unexpected?: string }> {
+	const body = await gate(
 		async () => await gatewayJson<IDataObject>(ctx, { method: 'GET', path: taskPath(taskId), kind: 'read', itemIndex }),
 	);
+	return { status: statusFromBody(taskId, body), unexpected: unexpectedStatus(body) };
 }
 
 export async function getTaskStatus(
@@ -98,14 +103,16 @@ export async function getTaskStatus(
 	itemIndex: number,
 	gate: Gate = openGate,
 ): Promise<TaskStatus> {
-	return statusFromBody(taskId, await fetchStatus(ctx, taskId, itemIndex, gate));
+	return (await queryTask(ctx, taskId, itemIndex, gate)).status;
 }
 
 /** A status outside the contract, quoted for the error: the value, or which fields came instead (never the values). */
 export function unexpectedStatus(body: IDataObject): string | undefined {
 	const record = statusRecord(body);
 	if (typeof record.status === 'string') {
-		return TASK_STATES.includes(record.status.trim().toUpperCase()) ? undefined : `status ${JSON.stringify(record.status.slice(0, 60))}`;
+		return TASK_STATES.includes(record.status.trim().toUpperCase())
+			? undefined
+			: `status ${JSON.stringify(record.status.slice(0, 60))}`;
 	}
 	const fields = Object.keys(body).slice(0, 10).join(', ') || 'none';
 	return `no "status" field (fields: ${fields})`;
@@ -130,7 +137,8 @@ export function artifactsFromBody(body: unknown): Artifact[] {
 	const list = findArtifactList(body);
 	if (!list) return [];
 	return list.filter(
-		(entry): entry is Artifact => !!entry && typeof entry === 'object' && typeof (entry as IDataObject).key === 'string',
+		(entry): entry is Artifact =>
+			!!entry && typeof entry === 'object' && typeof (entry as IDataObject).key === 'string',
 	);
 }
 
@@ -142,58 +150,14 @@ export async function listArtifacts(
 ): Promise<Artifact[]> {
 	const body = await gate(
 		async () =>
-			await gatewayJson<unknown>(ctx, { method: 'GET', path: `${taskPath(taskId)}/artifacts`, kind: 'read', itemIndex }),
+			await gatewayJson<unknown>(ctx, {
+				method: 'GET',
+				path: `${taskPath(taskId)}/artifacts`,
+				kind: 'read',
+				itemIndex,
+			}),
 	);
 	return artifactsFromBody(body);
-}
-
-export interface WaitOptions {
-	pollIntervalMs: number;
-	/** Counted from `since`: the budget is per task, not per try of the node. */
-	maxWaitMs: number;
-	/** When the wait began: the task's submission (epoch ms); now when not given. */
-	since?: number;
-	itemIndex: number;
-	gate?: Gate;
-	onStatus?: (status: TaskStatus) => void;
-	/** Asked before each wait: true ends the polling (the run is failing anyway). */
-	stop?: () => boolean;
-}
-
-export interface WaitResult {
-	status: TaskStatus;
-	polls: number;
-	waitedMs: number;
-	/** True when maxWait ran out before SUCCESS or FAILURE. */
-	timedOut: boolean;
-	/** True when `stop` ended the polling before SUCCESS or FAILURE. */
-	stopped?: boolean;
-	/** Set when the service answered a status the contract does not list (quoted): polling ends at once. */
-	unexpected?: string;
-}
-
-/**
- * Polls until SUCCESS or FAILURE (returned at once, no further poll) or until maxWait. The first poll is immediate:
- * a resumed task may be finished already. Every wait ends at once when the execution is cancelled.
- */
-export async function pollTask(ctx: IExecuteFunctions, taskId: string, options: WaitOptions): Promise<WaitResult> {
-	const started = options.since ?? Date.now();
-	for (let polls = 1; ; polls++) {
-		const body = await fetchStatus(ctx, taskId, options.itemIndex, options.gate ?? openGate);
-		const status = statusFromBody(taskId, body);
-		options.onStatus?.(status);
-		const waitedMs = Date.now() - started;
-		if (status.status === 'SUCCESS' || status.status === 'FAILURE') {
-			return { status, polls, waitedMs, timedOut: false };
-		}
-		// CANCELLED, EXPIRED, no status at all…: waiting 30 minutes would not make it one of the four states.
-		const unexpected = unexpectedStatus(body);
-		if (unexpected) return { status, polls, waitedMs, timedOut: false, unexpected };
-		const remaining = options.maxWaitMs - waitedMs;
-		if (remaining <= 0) return { status, polls, waitedMs, timedOut: true };
-		if (options.stop?.()) return { status, polls, waitedMs, timedOut: false, stopped: true };
-		await waitFor(ctx, Math.min(options.pollIntervalMs, remaining));
-	}
 }
 
 /** Artifacts that are media files: a JSON, HTML or empty answer for one of them is an error, not the file. */

@@ -1,5 +1,9 @@
 import { NodeOperationError } from 'n8n-workflow';
-import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import type { Gate } from '../../shared/concurrency';
+import type { TaskStatus } from './client';
+import type { TaskOutput } from './outcome';
 
 /** Waiting and download settings of Generate and Wait for Completion (limits: docs/service-interface.md §8). */
 
@@ -68,11 +72,28 @@ export function waitOptionsProperty(operations: string[], extraShow: Record<stri
 	};
 }
 
-export interface WaitSettings {
+/**
+ * The one set of waiting options (Generate, Wait for Completion, Check): the node's Options, read once per run, and
+ * per item its request gate, when its wait began and what to tell or ask between polls.
+ */
+export interface WaitOptions {
 	pollIntervalMs: number;
+	/** Counted from `since`: the budget is per task, not per try of the node. */
 	maxWaitMs: number;
 	maxConcurrency: number;
+	itemIndex: number;
+	/** Every request of the item passes through it (the node's concurrency limit). */
+	gate: Gate;
+	/** When the wait began (epoch ms): the task's submission, also across Retry On Fail; now when not given. */
+	since?: number;
+	/** Told every status seen. */
+	onStatus?: (status: TaskStatus) => void;
+	/** Asked before each wait: true ends the polling (another item failed a run that stops at the first failure). */
+	stop?: () => boolean;
 }
+
+/** The part of WaitOptions the node's Options give. */
+export type NodeWaitOptions = Pick<WaitOptions, 'pollIntervalMs' | 'maxWaitMs' | 'maxConcurrency'>;
 
 function checkRange(
 	ctx: IExecuteFunctions,
@@ -84,18 +105,45 @@ function checkRange(
 ): number {
 	const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
 	if (typeof number !== 'number' || !Number.isFinite(number) || number < min || number > max) {
-		throw new NodeOperationError(ctx.getNode(), `${label}: ${JSON.stringify(value)} is not allowed; allowed: ${min}–${max}`, {
-			itemIndex,
-		});
+		throw new NodeOperationError(
+			ctx.getNode(),
+			`${label}: ${JSON.stringify(value)} is not allowed; allowed: ${min}–${max}`,
+			{
+				itemIndex,
+			},
+		);
 	}
 	return number;
 }
 
 /** Read once per execution (from the first item): concurrency is a property of the whole run. */
-export function readWaitSettings(ctx: IExecuteFunctions, itemIndex = 0): WaitSettings {
+export function readWaitOptions(ctx: IExecuteFunctions, itemIndex = 0): NodeWaitOptions {
 	const options = ctx.getNodeParameter('options', itemIndex, {}) as Record<string, unknown>;
-	const poll = checkRange(ctx, 'Poll Interval (Seconds)', options.pollInterval ?? DEFAULT_POLL_SECONDS, 1, 300, itemIndex);
-	const wait = checkRange(ctx, 'Max Wait (Minutes)', options.maxWait ?? MAX_WAIT_MINUTES, 0.05, MAX_WAIT_MINUTES, itemIndex);
+	const poll = checkRange(
+		ctx,
+		'Poll Interval (Seconds)',
+		options.pollInterval ?? DEFAULT_POLL_SECONDS,
+		1,
+		300,
+		itemIndex,
+	);
+	const wait = checkRange(
+		ctx,
+		'Max Wait (Minutes)',
+		options.maxWait ?? MAX_WAIT_MINUTES,
+		0.05,
+		MAX_WAIT_MINUTES,
+		itemIndex,
+	);
 	const lanes = checkRange(ctx, 'Max Concurrency', options.maxConcurrency ?? DEFAULT_CONCURRENCY, 1, 50, itemIndex);
 	return { pollIntervalMs: poll * 1000, maxWaitMs: wait * 60_000, maxConcurrency: Math.floor(lanes) };
+}
+
+/** Download Video and its field, as downloadProperties shows them, with the fields that lead the output item. */
+export function readTaskOutput(ctx: IExecuteFunctions, itemIndex: number, details: IDataObject): TaskOutput {
+	return {
+		download: ctx.getNodeParameter('downloadVideo', itemIndex, true) as boolean,
+		binaryPropertyName: ctx.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string,
+		details,
+	};
 }
