@@ -88,6 +88,7 @@ class TimingReporter {
 				tests: tests.length,
 				passed: tests.filter((t) => t.status === 'passed').length,
 				failed: tests.filter((t) => t.status === 'failed').length + (result.testExecError ? 1 : 0),
+				skipped: tests.filter((t) => t.status === 'pending' || t.status === 'skipped' || t.status === 'todo').length,
 				longestTest: longest ? { name: longest.fullName, ms: longest.duration ?? 0 } : undefined,
 				phases: Object.fromEntries(KINDS.map((kind) => [kind, { ms: 0, count: 0 }])),
 				details: {},
@@ -136,9 +137,11 @@ class TimingReporter {
 		const kindsUsed = KINDS.filter((kind) => files.some((f) => f.phases[kind].count > 0));
 		const lines = [];
 		lines.push('');
-		lines.push(`Time per test file (${summary.label}; s; phases recorded by the e2e toolkit, summed, may overlap):`);
 		lines.push(
-			[pad('file', width), pad('wall', 7, true), pad('tests', 6, true), ...kindsUsed.map((k) => pad(k, 8, true))].join(' '),
+			`Time per test file (${summary.label}; s; ran: tests run, !failed; phases recorded by the e2e toolkit as s/count, summed, may overlap):`,
+		);
+		lines.push(
+			[pad('file', width), pad('wall', 7, true), pad('ran', 6, true), ...kindsUsed.map((k) => pad(k, 8, true))].join(' '),
 		);
 		let sum = 0;
 		for (const f of files) {
@@ -148,7 +151,7 @@ class TimingReporter {
 				[
 					pad(shown, width),
 					pad(seconds(f.ms), 7, true),
-					pad(f.failed ? `${f.tests}!${f.failed}` : f.tests, 6, true),
+					pad(`${f.tests - f.skipped}${f.failed ? `!${f.failed}` : ''}`, 6, true),
 					...kindsUsed.map((k) => pad(f.phases[k].count ? `${seconds(f.phases[k].ms)}/${f.phases[k].count}` : '', 8, true)),
 				].join(' '),
 			);

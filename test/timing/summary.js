@@ -36,18 +36,19 @@ function load() {
 function table(run, { onlyOver = 0 } = {}) {
 	const kinds = KINDS.filter((kind) => run.files.some((f) => f.phases[kind].count > 0));
 	const rows = [
-		`| File | s | tests | ${kinds.join(' | ')} |`,
+		`| File | s | tests run | ${kinds.join(' | ')} |`,
 		`|---|--:|--:|${kinds.map(() => '--:').join('|')}|`,
 	];
 	const shown = run.files.filter((f) => f.ms >= onlyOver);
 	for (const f of shown) {
 		const phases = kinds.map((k) => (f.phases[k].count ? `${s(f.phases[k].ms)} (${f.phases[k].count})` : ''));
-		rows.push(`| \`${f.file}\` | ${s(f.ms)} | ${f.tests}${f.failed ? ` (${f.failed} failed)` : ''} | ${phases.join(' | ')} |`);
+		const ran = f.tests - (f.skipped ?? 0);
+		rows.push(`| \`${f.file}\` | ${s(f.ms)} | ${ran}${f.failed ? ` (${f.failed} failed)` : ''} | ${phases.join(' | ')} |`);
 	}
 	const rest = run.files.filter((f) => f.ms < onlyOver);
 	if (rest.length > 0) {
 		const ms = rest.reduce((sum, f) => sum + f.ms, 0);
-		const tests = rest.reduce((sum, f) => sum + f.tests, 0);
+		const tests = rest.reduce((sum, f) => sum + f.tests - (f.skipped ?? 0), 0);
 		rows.push(`| ${rest.length} more files under ${s(onlyOver)} s each | ${s(ms)} | ${tests} |${kinds.map(() => ' ').join('|')}|`);
 	}
 	const summed = run.files.reduce((sum, f) => sum + f.ms, 0);
