@@ -3,6 +3,7 @@ import type { IBinaryData, IBinaryKeyData, IDataObject, IExecuteFunctions, INode
 
 import { decodeDataUrl, toBinary } from '../shared/binary';
 import { asNodeError } from '../shared/errors';
+import { brokenBodyRetryDelay } from '../shared/retry';
 import { downloadUrl, waitFor } from '../shared/transport';
 
 /**
@@ -37,10 +38,6 @@ export function binaryKey(base: string, index: number, mode: OutputMode): string
 	return mode === 'oneItem' ? `${base}_${index}` : base;
 }
 
-/** Attempts for a URL download whose body breaks mid-way; a read is safe to repeat (HTTP refusals retry in the transport). */
-const DOWNLOAD_ATTEMPTS = 3;
-const DOWNLOAD_RETRY_DELAY_MS = 500;
-
 /** A URL download streamed into binary data, again from the start when the body breaks mid-way. */
 async function downloadImage(
 	ctx: IExecuteFunctions,
@@ -65,7 +62,9 @@ async function downloadImage(
 				throw asNodeError(ctx, error, itemIndex);
 			}
 			const reason = (error as Error)?.message ?? String(error);
-			if (attempt >= DOWNLOAD_ATTEMPTS) {
+			// HTTP refusals retry in the transport; a body that broke mid-way is read again from the start.
+			const delay = brokenBodyRetryDelay(attempt);
+			if (delay === undefined) {
 				throw new NodeOperationError(
 					ctx.getNode(),
 					`Downloading ${fileName} failed: the connection broke before the whole file arrived (${reason})`,
@@ -73,7 +72,7 @@ async function downloadImage(
 				);
 			}
 			ctx.logger.warn(`Gen Gateway: download of ${fileName} broke (${reason}); retry ${attempt + 1}`);
-			await waitFor(ctx, DOWNLOAD_RETRY_DELAY_MS * attempt);
+			await waitFor(ctx, delay);
 		}
 	}
 }

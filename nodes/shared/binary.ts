@@ -246,8 +246,20 @@ export async function toBinary(
 	}
 	const mimeType = detected?.mimeType ?? hinted ?? 'application/octet-stream';
 	const extension = detected?.extension ?? (hinted ? EXTENSIONS[hinted] : undefined);
-	const fileName = fileNameWithExtension(options.fileName, extension);
-	// A stream goes to n8n's store in large chunks (one awaited write per chunk it reads).
-	const stored = isBuffer(data) ? data : withLargeChunks(data);
-	return await ctx.helpers.prepareBinaryData(stored, fileName, mimeType);
+	return await store(ctx, data, fileNameWithExtension(options.fileName, extension), mimeType);
+}
+
+/** The one write into n8n's binary data; a stream goes to the store in large chunks (one awaited write each). */
+async function store(ctx: IExecuteFunctions, data: Buffer | Readable, fileName: string, mimeType: string) {
+	return await ctx.helpers.prepareBinaryData(isBuffer(data) ? data : withLargeChunks(data), fileName, mimeType);
+}
+
+/** A stream whose type is declared rather than sniffed (a video artifact and its listed MIME type) → IBinaryData. */
+export async function storeStream(
+	ctx: IExecuteFunctions,
+	body: Readable,
+	fileName: string,
+	mimeType: string,
+): Promise<IBinaryData> {
+	return await store(ctx, body, fileName, mimeType);
 }

@@ -1,3 +1,5 @@
+import { isOutcomeUnknownError } from './errors';
+
 /**
  * When and how long to wait before trying a request again. Pure functions: the transport decides *whether* a request
  * may be retried at all (a paid submission with an unknown outcome never is); this module only says *when*.
@@ -75,6 +77,20 @@ export const RETRYABLE_STATUSES: readonly number[] = READ_RETRY_STATUSES;
 
 export function isRetryableStatus(status: number): boolean {
 	return RETRYABLE_STATUSES.includes(status);
+}
+
+/** A paid request whose outcome is unknown is never sent again (the submission guard asks this). */
+export function maySendAgain(error: unknown): boolean {
+	return !isOutcomeUnknownError(error);
+}
+
+/** Attempts in all for a download whose body breaks mid-way (a read; started again from the first byte). */
+export const BROKEN_BODY_ATTEMPTS = 3;
+const BROKEN_BODY_STEP_MS = 500;
+
+/** The wait before reading a broken body again (500 ms, then 1 s), or undefined when the attempts are spent. */
+export function brokenBodyRetryDelay(attempt: number): number | undefined {
+	return attempt < BROKEN_BODY_ATTEMPTS ? BROKEN_BODY_STEP_MS * attempt : undefined;
 }
 
 /** `Retry-After` is either delta-seconds or an HTTP date; returns milliseconds, or undefined when absent/unreadable. */

@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { isOutcomeUnknownError } from './errors';
+import { maySendAgain } from './retry';
 
 /**
  * The one guard every paid POST of the package goes through (video submit, chat completion, response, image
@@ -163,11 +163,8 @@ export async function submitOnce<T>(ctx: IExecuteFunctions, guarded: GuardedRequ
 		outcome = { ok: false, error };
 	}
 	if (!outcome.ok) {
-		if (isOutcomeUnknownError(outcome.error)) {
-			remember(key, { state: 'unknown', error: outcome.error, at: Date.now() });
-		} else {
-			forget(key);
-		}
+		if (maySendAgain(outcome.error)) forget(key);
+		else remember(key, { state: 'unknown', error: outcome.error, at: Date.now() });
 		throw outcome.error;
 	}
 	const acceptedAt = Date.now();

@@ -5,7 +5,7 @@ import { joinUrl, normaliseBaseUrl } from '../../shared/baseUrl';
 import { openGate } from '../../shared/concurrency';
 import type { Gate } from '../../shared/concurrency';
 import { asNodeError, networkError } from '../../shared/errors';
-import { withLargeChunks } from '../../shared/largeChunks';
+import { storeStream } from '../../shared/binary';
 import { CREDENTIAL_TYPE, downloadUrl, gatewayJson, gatewayStream } from '../../shared/transport';
 import type { StreamResponse } from '../../shared/transport';
 import type { VideoRequestBody } from '../request';
@@ -244,8 +244,6 @@ export async function downloadArtifact(
 		const fileName = artifact.key === 'video' ? `${taskId}.${extension}` : `${taskId}-${artifact.key}.${extension}`;
 		// A download that fails mid-way (n8n's store, a broken body) hangs up at once instead of leaving the socket open
 		// until the server ends it (n8n-core 2.x wraps the body: destroying the wrapper alone does not close it).
-		return await ctx.helpers
-			.prepareBinaryData(withLargeChunks(response.body), fileName, mimeType)
-			.finally(() => response.close());
+		return await storeStream(ctx, response.body, fileName, mimeType).finally(() => response.close());
 	});
 }
