@@ -13,6 +13,7 @@ const PENDING: string[] = [
 	'docs/install.md',
 	'docs/releasing.md',
 	'docs/screenshots/install-community-nodes.png',
+	'docs/screenshots/update-community-node.png',
 ];
 
 function markdownFiles(dir: string): string[] {
