@@ -1,6 +1,6 @@
 /**
- * A real npm registry on loopback for tests: Verdaccio (pinned in devDependencies) with no uplinks, so nothing it
- * serves or asks for leaves the machine. Used by the release rehearsal (test/release/) to publish as the workflow
+ * A real npm registry on loopback for tests: Verdaccio (pinned in test/release/tools) with no uplinks, so nothing it
+ * serves or asks for leaves the machine (unless a test asks for the redirecting uplink, see `uplink`). Used by the release rehearsal (test/release/) to publish as the workflow
  * does, and by the editor e2e to stand in for n8n's default registry (over TLS, on the host and port that registry
  * has, with a certificate from a CA the test made).
  *
@@ -52,6 +52,15 @@ export interface LocalRegistryOptions {
 	storageDir?: string;
 	/** A Node 22+ executable to run Verdaccio with. Default: this process's Node if 22+, else n8n 2.x's Node 24. */
 	nodeBin?: string;
+	/**
+	 * Default none: nothing leaves loopback. With an uplink, a small front on `host:port` answers every request for a
+	 * package not named in `localOnly` with a redirect to the same path on `url`, and hands everything else (the
+	 * `localOnly` packages, publishes, /-/ endpoints) to Verdaccio on a port of its own. So the registry can stand in
+	 * for a public one that a whole `npm ci` installs from, while the `localOnly` packages exist only here and a
+	 * publish of them goes nowhere else. (Verdaccio's own uplink proxying took 233 s for this project's `npm ci`, a
+	 * direct install 80 s.) HTTP only.
+	 */
+	uplink?: { url: string; localOnly: string[] };
 }
 
 export interface LocalRegistry {
@@ -170,6 +179,10 @@ export async function startLocalRegistry(options: LocalRegistryOptions = {}): Pr
 	const hostPart = host.includes(':') ? `[${host}]` : host;
 	const directUrl = `${scheme}://${hostPart}:${port}/`;
 	const url = withSlash(options.publicUrl ?? directUrl);
+	const uplink = options.uplink;
+	if (uplink && options.tls) throw new Error('startLocalRegistry: uplink works over HTTP only');
+	// With an uplink, Verdaccio listens on a port of its own behind the redirecting front.
+	const verdaccioPort = uplink ? await freePort() : port;
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gen-gateway-registry-'));
 	const storage = options.storageDir ?? path.join(dir, 'storage');
 	fs.mkdirSync(storage, { recursive: true });
@@ -181,7 +194,7 @@ export async function startLocalRegistry(options: LocalRegistryOptions = {}): Pr
 		tlsLines.push('https:', `  key: ${path.join(dir, 'key.pem')}`, `  cert: ${path.join(dir, 'cert.pem')}`);
 		if (options.tls.ca) fs.writeFileSync(path.join(dir, 'ca.pem'), options.tls.ca);
 	}
-	// No uplinks: a name the registry does not hold is a 404, never a request to another registry.
+	// No uplinks unless asked for: a name the registry does not hold is a 404, never a request to another registry.
 	const config = [
 		`storage: ${storage}`,
 		'auth:',
@@ -199,7 +212,7 @@ export async function startLocalRegistry(options: LocalRegistryOptions = {}): Pr
 		'max_body_size: 200mb',
 		'log: { type: stdout, format: pretty, level: warn }',
 		...tlsLines,
-		`listen: ${scheme}://${hostPart}:${port}`,
+		`listen: ${scheme}://${hostPart}:${verdaccioPort}`,
 		'',
 	].join('\n');
 	const configFile = path.join(dir, 'config.yaml');
@@ -223,7 +236,10 @@ export async function startLocalRegistry(options: LocalRegistryOptions = {}): Pr
 	const request = (method: string, urlPath: string, body?: unknown, token?: string) =>
 		send(`${directUrl}${urlPath.replace(/^\//, '')}`, method, agent, body, token, url);
 
+	const front = uplink ? await startFront(host, port, `http://${hostPart}:${verdaccioPort}`, uplink, dir) : undefined;
+
 	const stop = async () => {
+		await front?.close();
 		if (child.exitCode === null && child.signalCode === null) {
 			killGroup(child, 'SIGTERM');
 			const killer = setTimeout(() => killGroup(child, 'SIGKILL'), 5_000);
@@ -344,4 +360,76 @@ function send(
 		req.on('error', reject);
 		req.end(payload);
 	});
+}
+
+/**
+ * The uplink front, run as a child process (a server in the test's own process would stop answering while the test
+ * waits in a spawnSync): a redirect to the upstream for every GET/HEAD of a package outside localOnly; everything else
+ * piped to Verdaccio unchanged (Host header included, so Verdaccio writes tarball addresses under the front's name).
+ * argv: host port verdaccioUrl upstreamUrl localOnlyJson. Prints "ready" once listening.
+ */
+const FRONT_SCRIPT = `
+const http = require('http');
+const [host, port, verdaccio, upstream, localJson] = process.argv.slice(2);
+const local = new Set(JSON.parse(localJson));
+const agent = new http.Agent({ keepAlive: true });
+function packageOf(url) {
+	const pathname = decodeURIComponent(url.split('?')[0]);
+	if (pathname.startsWith('/-/')) return undefined;
+	const parts = pathname.split('/').filter(Boolean);
+	if (parts.length === 0) return undefined;
+	return parts[0].startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+const server = http.createServer((req, res) => {
+	const url = req.url || '/';
+	const name = packageOf(url);
+	if (name !== undefined && !local.has(name) && (req.method === 'GET' || req.method === 'HEAD')) {
+		res.writeHead(302, { location: upstream + url.replace(/^\\//, '') });
+		res.end();
+		return;
+	}
+	const forward = http.request(verdaccio + url, { method: req.method, headers: req.headers, agent }, (answer) => {
+		res.writeHead(answer.statusCode || 502, answer.headers);
+		answer.pipe(res);
+	});
+	forward.on('error', (error) => {
+		if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+		res.end('front: ' + error.message);
+	});
+	req.pipe(forward);
+});
+server.listen(Number(port), host, () => console.log('ready'));
+process.on('SIGTERM', () => process.exit(0));
+`;
+
+async function startFront(
+	host: string,
+	port: number,
+	verdaccio: string,
+	uplink: { url: string; localOnly: string[] },
+	dir: string,
+): Promise<{ close(): Promise<void> }> {
+	const script = path.join(dir, 'front.js');
+	fs.writeFileSync(script, FRONT_SCRIPT);
+	const child = spawnGroup(process.execPath, [script, host, String(port), verdaccio, withSlash(uplink.url), JSON.stringify(uplink.localOnly)], {
+		env: cleanNpmEnv(),
+	});
+	let output = '';
+	const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+	await new Promise<void>((resolve, reject) => {
+		child.stdout!.on('data', (chunk: Buffer) => {
+			output += chunk.toString();
+			if (output.includes('ready')) resolve();
+		});
+		child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+		child.on('exit', (code) => reject(new Error(`the registry front exited with ${code}: ${output}`)));
+	});
+	return {
+		close: async () => {
+			if (child.exitCode === null && child.signalCode === null) {
+				killGroup(child, 'SIGTERM');
+				await exited;
+			}
+		},
+	};
 }
