@@ -52,8 +52,8 @@ export class GenGatewayApi implements ICredentialType {
 
 	test: ICredentialTestRequest = {
 		request: {
-			// The same URL as the nodes build (nodes/shared/baseUrl.ts normaliseBaseUrl): trimmed, no trailing slash,
-			// no /v1 in any case (test/unit/credential.url.test.ts holds them together).
+			// The same URL as the nodes build (nodes/shared/transport/baseUrl.ts normaliseBaseUrl): trimmed, no
+			// trailing slash, no /v1 in any case (test/unit/credential.url.test.ts holds them together).
 			baseURL: '={{String($credentials.baseUrl).trim().replace(/\\/+$/, "").replace(/\\/v1$/i, "")}}',
 			url: '/v1/models',
 			method: 'GET',

@@ -2,8 +2,8 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { chatRunPolicy, runItems } from '../shared/run/runItems';
-import { searchModels } from '../shared/models';
-import { modelLocator } from '../shared/requestFields';
+import { searchModels } from '../shared/descriptions/models';
+import { modelLocator } from '../shared/descriptions/requestFields';
 import * as message from './actions/message.operation';
 import * as response from './actions/response.operation';
 import { optionsProperty } from './options';

@@ -1,9 +1,9 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { extraBodyField, parseExtraBody } from '../shared/requestFields';
-import { timeoutOption } from '../shared/timeoutOption';
-import { canStreamToChat } from './streaming';
+import { extraBodyField, parseExtraBody } from '../shared/descriptions/requestFields';
+import { timeoutOption } from '../shared/descriptions/timeoutOption';
+import { canStreamToChat } from '../shared/run/chatStreaming';
 
 /** The "Options" both operations share, and how each becomes request-body fields for one endpoint. */
 

@@ -1,9 +1,9 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { rejectErrorAnswer } from '../shared/answerError';
-import { submitOnce } from '../shared/submissionGuard';
-import { TIMEOUT_ADVICE } from '../shared/timeoutOption';
-import { gatewayJson } from '../shared/transport';
+import { rejectErrorAnswer } from '../shared/transport/answerError';
+import { submitOnce } from '../shared/run/submissionGuard';
+import { TIMEOUT_ADVICE } from '../shared/descriptions/timeoutOption';
+import { gatewayJson } from '../shared/transport/transport';
 import type { StreamAssembler } from './streamAssembler';
 import { streamedRequest } from './streaming';
 

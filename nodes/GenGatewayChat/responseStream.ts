@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { errorMessageOf, StreamEventError } from './streamAssembler';
+import { errorMessageOf } from '../shared/transport/answerError';
+import { StreamEventError } from './streamAssembler';
 import type { StreamAssembler } from './streamAssembler';
 
 /**

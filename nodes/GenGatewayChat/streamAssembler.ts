@@ -20,4 +20,3 @@ export class StreamEventError extends Error {
 	}
 }
 
-export { errorMessageOf } from '../shared/answerError';

@@ -1,15 +1,14 @@
 import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { secretsOf } from '../shared/answerError';
-import { canStreamToChat } from '../shared/chatStreaming';
-import { asNodeError, OUTCOME_UNKNOWN, redact } from '../shared/errors';
-import { idleWatch } from '../shared/idleWatch';
-import type { IdleWatch } from '../shared/idleWatch';
-import { consumeSse, STOP } from '../shared/sse';
-import { TIMEOUT_ADVICE } from '../shared/timeoutOption';
-import { gatewayStream } from '../shared/transport';
-import type { Readable } from '../shared/transport';
+import { canStreamToChat } from '../shared/run/chatStreaming';
+import { asNodeError, OUTCOME_UNKNOWN, redact } from '../shared/transport/errors';
+import { idleWatch } from '../shared/transport/idleWatch';
+import type { IdleWatch } from '../shared/transport/idleWatch';
+import { consumeSse, STOP } from '../shared/transport/sse';
+import { TIMEOUT_ADVICE } from '../shared/descriptions/timeoutOption';
+import { credentialSecrets, gatewayStream } from '../shared/transport/transport';
+import type { Readable } from '../shared/transport/transport';
 import { StreamEventError } from './streamAssembler';
 import type { StreamAssembler } from './streamAssembler';
 
@@ -23,7 +22,6 @@ import type { StreamAssembler } from './streamAssembler';
 /** Where an error item keeps the text that arrived before a stream broke. */
 export const PARTIAL_CONTENT = 'partialContent';
 
-export { canStreamToChat } from '../shared/chatStreaming';
 
 class UnreadableEventError extends Error {}
 
@@ -80,7 +78,7 @@ async function serviceStreamError(
 	partial: string,
 	serviceMessage: string,
 ): Promise<NodeApiError> {
-	const safe = redact(serviceMessage, await secretsOf(ctx));
+	const safe = redact(serviceMessage, await credentialSecrets(ctx));
 	const message = `POST ${request.path} failed while streaming: ${safe}`;
 	const error = new NodeApiError(
 		ctx.getNode(),
@@ -176,7 +174,7 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 		timeoutMs: request.timeoutMs,
 		timeoutAdvice: TIMEOUT_ADVICE,
 	});
-	// The request's timeout may stop timing once the answer has begun (shared/idleWatch.ts): a silence longer than the
+	// The request's timeout may stop timing once the answer has begun (shared/transport/idleWatch.ts): a silence longer than the
 	// Timeout hangs up here.
 	const watch = idleWatch(request.timeoutMs, () => response.close());
 	const contentType = String(response.headers['content-type'] ?? '').toLowerCase();

@@ -2,8 +2,8 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { chatRunPolicy, runItems } from '../shared/run/runItems';
-import { searchModels } from '../shared/models';
-import { modelLocator } from '../shared/requestFields';
+import { searchModels } from '../shared/descriptions/models';
+import { modelLocator } from '../shared/descriptions/requestFields';
 import * as generate from './actions/generate.operation';
 import { IMAGE_URLS } from './imageOutput';
 

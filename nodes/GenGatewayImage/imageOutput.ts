@@ -1,10 +1,10 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { decodeDataUrl, toBinary } from '../shared/binary';
-import { asNodeError } from '../shared/errors';
-import { brokenBodyRetryDelay } from '../shared/retry';
-import { downloadUrl, waitFor } from '../shared/transport';
+import { decodeDataUrl, toBinary } from '../shared/binary/binary';
+import { asNodeError } from '../shared/transport/errors';
+import { brokenBodyRetryDelay } from '../shared/transport/retry';
+import { downloadUrl, waitFor } from '../shared/transport/transport';
 
 /**
  * The `data` entries of an image answer → output items: each image becomes n8n binary data (a `b64_json` decoded, a

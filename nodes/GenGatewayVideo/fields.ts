@@ -195,10 +195,6 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 	},
 ];
 
-export function findFieldSpec(name: string): ModelFieldSpec | undefined {
-	return MODEL_FIELD_SPECS.find((spec) => spec.name === name);
-}
-
 /** The default a field has in the variant shown for this model. */
 export function fieldDefaultFor(spec: ModelFieldSpec, model: VideoModelCapabilities): unknown {
 	return spec.describe(model).default;

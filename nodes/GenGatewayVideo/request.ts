@@ -5,8 +5,6 @@ import { MODEL_FIELD_SPECS } from './fields';
 import { VIDEO_MODEL_IDS, videoModelOf } from './matrix';
 import type { VideoModelCapabilities } from './matrix';
 
-export { InvalidVideoRequest, parseUrlList } from './fieldParsers';
-
 /**
  * Parameters → a validated request body for POST /v1/tasks/vendor, or an InvalidVideoRequest that names the field,
  * the model and what is allowed. Pure: no n8n, no I/O, so every rule of sections 2.3 and 7 is tested directly. The

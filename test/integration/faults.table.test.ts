@@ -4,7 +4,7 @@
  * service saw (the mock's request log). Sibling suites: video.reliability / video.lifecycle (single behaviours),
  * faults.fuzz, secrets, proxy.
  */
-import { DEFAULT_RETRY_POLICY } from '../../nodes/shared/retry';
+import { DEFAULT_RETRY_POLICY } from '../../nodes/shared/transport/retry';
 import { spawnMockProcess } from '../mock/process';
 import type { MockClient } from '../mock/process';
 import type { FaultRule } from '../mock/types';

@@ -6,7 +6,8 @@
  * reach the service exactly when allowed. Seeded: the seed is in the test names; FUZZ_SEED=<n> reproduces a run.
  */
 import { userSetInput } from '../../nodes/GenGatewayVideo/parameters';
-import { buildVideoRequest, InvalidVideoRequest } from '../../nodes/GenGatewayVideo/request';
+import { InvalidVideoRequest } from '../../nodes/GenGatewayVideo/fieldParsers';
+import { buildVideoRequest } from '../../nodes/GenGatewayVideo/request';
 import type { VideoInput } from '../../nodes/GenGatewayVideo/request';
 import { spawnMockProcess } from '../mock/process';
 import type { MockClient } from '../mock/process';

@@ -1,5 +1,5 @@
 /**
- * One submission guard for every paid POST (nodes/shared/submissionGuard.ts): through n8n's engine, against loopback
+ * One submission guard for every paid POST (nodes/shared/run/submissionGuard.ts): through n8n's engine, against loopback
  * servers that reset the connection after reading the request or refuse once, Retry On Fail never pays twice, reuses
  * what was accepted, and a loop's next run of the node submits afresh.
  */
@@ -83,7 +83,7 @@ describe('Chat and Image: Retry On Fail after an unknown outcome sends the paid 
 	});
 });
 
-describe('A paid POST answered 500 is an unknown outcome, never resent (nodes/shared/retry.ts)', () => {
+describe('A paid POST answered 500 is an unknown outcome, never resent (nodes/shared/transport/retry.ts)', () => {
 	const cases: Array<[string, string, IDataObject, string]> = [
 		['video submission', 'genGatewayVideo', generateParams('a fox'), '/v1/tasks/vendor'],
 		['chat completion', 'genGatewayChat', chatParams('hello'), '/v1/chat/completions'],

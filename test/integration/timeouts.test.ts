@@ -10,7 +10,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { GenGatewayChat } from '../../nodes/GenGatewayChat/GenGatewayChat.node';
 import { GenGatewayImage } from '../../nodes/GenGatewayImage/GenGatewayImage.node';
-import { DEFAULT_TIMEOUT_SECONDS, timeoutMsOf } from '../../nodes/shared/timeoutOption';
+import { DEFAULT_TIMEOUT_SECONDS, timeoutMsOf } from '../../nodes/shared/descriptions/timeoutOption';
 import { runWorkflow } from '../harness/engine';
 import type { RunResult } from '../harness/engine';
 

@@ -5,7 +5,7 @@
 import { ManualExecutionCancelledError, NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { INode } from 'n8n-workflow';
 
-import { asNodeError, isOutcomeUnknownError, networkError } from '../../nodes/shared/errors';
+import { asNodeError, isOutcomeUnknownError, networkError } from '../../nodes/shared/transport/errors';
 
 const node: INode = { id: '1', name: 'Chat', type: 't', typeVersion: 1, position: [0, 0], parameters: {} };
 const V1 = require('n8n-workflow-v1') as typeof import('n8n-workflow');

@@ -1,8 +1,8 @@
 import { Readable } from 'stream';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { decodeDataUrl, describeBytes, detectMediaType, fileNameWithExtension, peekStream, toBinary } from '../../nodes/shared/binary';
-import { STORE_CHUNK_BYTES } from '../../nodes/shared/largeChunks';
+import { decodeDataUrl, describeBytes, detectMediaType, fileNameWithExtension, peekStream, toBinary } from '../../nodes/shared/binary/binary';
+import { STORE_CHUNK_BYTES } from '../../nodes/shared/binary/largeChunks';
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 1, 2, 3]);
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 1, 0, 0, 1, 0, 1]);

@@ -1,12 +1,12 @@
 /**
  * The credential's Test requests the URL the nodes use: its baseURL expression, evaluated by n8n-workflow's own
  * expression engine (2.41.0 and 1.120.31) with `$credentials` as n8n's credential test supplies it, joined to
- * `/v1/models` the way axios joins baseURL and url, equals nodes/shared/baseUrl.ts `joinUrl(baseUrl, '/v1/models')`.
+ * `/v1/models` the way axios joins baseURL and url, equals nodes/shared/transport/baseUrl.ts `joinUrl(baseUrl, '/v1/models')`.
  */
 import type { INode, INodeType, INodeTypes } from 'n8n-workflow';
 
 import { GenGatewayApi } from '../../credentials/GenGatewayApi.credentials';
-import { joinUrl } from '../../nodes/shared/baseUrl';
+import { joinUrl } from '../../nodes/shared/transport/baseUrl';
 
 const LINES: Array<[string, typeof import('n8n-workflow')]> = [
 	['2.41.0', require('n8n-workflow')],

@@ -1,6 +1,6 @@
 import type { INode } from 'n8n-workflow';
 
-import { apiErrorFromResponse, hintForStatus, isOutcomeUnknownError, messageFromBody, networkError, redact } from '../../nodes/shared/errors';
+import { apiErrorFromResponse, hintForStatus, isOutcomeUnknownError, messageFromBody, networkError, redact } from '../../nodes/shared/transport/errors';
 
 const node: INode = { id: '1', name: 'Video', type: 't', typeVersion: 1, position: [0, 0], parameters: {} };
 

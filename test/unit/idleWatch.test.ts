@@ -1,5 +1,5 @@
 /** The idle watch behind the Chat Timeout for streams: fires once after a silence, never while touched, never after stop. */
-import { idleWatch } from '../../nodes/shared/idleWatch';
+import { idleWatch } from '../../nodes/shared/transport/idleWatch';
 
 const pause = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -4,7 +4,7 @@ import * as http from 'http';
 import type { AddressInfo } from 'net';
 import { PassThrough, Readable } from 'stream';
 
-import { STORE_CHUNK_BYTES, withLargeChunks } from '../../nodes/shared/largeChunks';
+import { STORE_CHUNK_BYTES, withLargeChunks } from '../../nodes/shared/binary/largeChunks';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

@@ -1,5 +1,5 @@
-import { createGate } from '../../nodes/shared/concurrency';
-import { ENTRY_TTL_MS, forgetScope, guardKey as ledgerKey, guardSize as ledgerSize, recall, remember } from '../../nodes/shared/submissionGuard';
+import { createGate } from '../../nodes/shared/run/concurrency';
+import { ENTRY_TTL_MS, forgetScope, guardKey as ledgerKey, guardSize as ledgerSize, recall, remember } from '../../nodes/shared/run/submissionGuard';
 
 describe('submission ledger', () => {
 	const scope = { executionId: 'e1', nodeName: 'Video', runIndex: 0 };

@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as ts from 'typescript';
 
-import { abortableSleepOf } from '../../nodes/shared/wait';
+import { abortableSleepOf } from '../../nodes/shared/transport/wait';
 
 const ROOT = path.resolve(__dirname, '../..');
 const LINES: Array<[string, Record<string, unknown>]> = [
@@ -102,7 +102,7 @@ describe('abortableSleepOf', () => {
 
 describe('abortableSleep', () => {
 	it("rejects with n8n's ManualExecutionCancelledError, which the engine records as a cancelled run", async () => {
-		const { abortableSleep } = await import('../../nodes/shared/wait');
+		const { abortableSleep } = await import('../../nodes/shared/transport/wait');
 		const controller = new AbortController();
 		setTimeout(() => controller.abort(), 10);
 		await expect(abortableSleep(10_000, controller.signal, 'exec-1')).rejects.toMatchObject({

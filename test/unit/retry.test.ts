@@ -1,4 +1,6 @@
-import { backoffDelay, DEFAULT_RETRY_POLICY, isRetryableStatus, nextRetryDelay, parseRetryAfter } from '../../nodes/shared/retry';
+import { answerVerdict, backoffDelay, DEFAULT_RETRY_POLICY, nextRetryDelay, parseRetryAfter } from '../../nodes/shared/transport/retry';
+
+const isRetryableStatus = (status: number) => answerVerdict('read', status) === 'retry';
 
 const policy = { maxAttempts: 4, baseDelayMs: 1000, maxDelayMs: 8000, maxTotalMs: 20_000 };
 

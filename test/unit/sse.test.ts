@@ -1,5 +1,5 @@
-import { consumeSse, SseParser, STOP } from '../../nodes/shared/sse';
-import type { SseEvent } from '../../nodes/shared/sse';
+import { consumeSse, SseParser, STOP } from '../../nodes/shared/transport/sse';
+import type { SseEvent } from '../../nodes/shared/transport/sse';
 
 /** Feeds the chunks one by one, then ends; returns all events and whether [DONE] was seen. */
 function parseChunks(chunks: Array<string | Uint8Array>): { events: SseEvent[]; done: boolean } {

@@ -1,11 +1,11 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 
-import { answerVerdict, failureVerdict } from '../../nodes/shared/retry';
+import { answerVerdict, failureVerdict } from '../../nodes/shared/transport/retry';
 
 const STATUSES = [400, 401, 403, 404, 408, 409, 410, 422, 429, 500, 501, 502, 503, 504, 520];
 
-describe('the rule for answers to a paid POST (one place: nodes/shared/retry.ts)', () => {
+describe('the rule for answers to a paid POST (one place: nodes/shared/transport/retry.ts)', () => {
 	it('refusals, retries and unknown outcomes', () => {
 		const by = (verdict: string) => STATUSES.filter((status) => answerVerdict('submit', status) === verdict);
 		expect(by('retry')).toEqual([429, 502, 503]);

@@ -1,5 +1,5 @@
 /** Which network failures are TLS handshakes (nothing sent) and which are not (the request may have gone out). */
-import { errorTexts, isTlsHandshakeFailure } from '../../nodes/shared/tls';
+import { errorTexts, isTlsHandshakeFailure } from '../../nodes/shared/transport/tls';
 
 describe('isTlsHandshakeFailure', () => {
 	it.each(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'])(

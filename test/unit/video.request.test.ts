@@ -1,5 +1,6 @@
 import { findVideoModel } from '../../nodes/GenGatewayVideo/matrix';
-import { buildVideoRequest, InvalidVideoRequest, parseUrlList } from '../../nodes/GenGatewayVideo/request';
+import { InvalidVideoRequest, parseUrlList } from '../../nodes/GenGatewayVideo/fieldParsers';
+import { buildVideoRequest } from '../../nodes/GenGatewayVideo/request';
 import { INVALID_CASES, VALID_CASES } from '../support/videoCases';
 
 describe('buildVideoRequest: valid combinations of every model', () => {

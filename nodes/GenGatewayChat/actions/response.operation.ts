@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { mergeExtraBody, readModel } from '../../shared/requestFields';
-import { timeoutMsOf } from '../../shared/timeoutOption';
+import { mergeExtraBody, readModel } from '../../shared/descriptions/requestFields';
+import { timeoutMsOf } from '../../shared/descriptions/timeoutOption';
 import { ASSISTANT_ROLE, messageListProperty, messagesOf, USER_ROLE } from '../messageList';
 import type { MessageEntry } from '../messageList';
 import { optionFields, readOptions, wantsStream } from '../options';

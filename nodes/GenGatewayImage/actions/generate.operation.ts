@@ -1,10 +1,10 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { rejectErrorAnswer } from '../../shared/answerError';
-import { extraBodyField, mergeExtraBody, parseExtraBody, readModel } from '../../shared/requestFields';
-import { submitOnce } from '../../shared/submissionGuard';
-import { TIMEOUT_ADVICE, timeoutMsOf, timeoutOption } from '../../shared/timeoutOption';
-import { gatewayJson } from '../../shared/transport';
+import { rejectErrorAnswer } from '../../shared/transport/answerError';
+import { extraBodyField, mergeExtraBody, parseExtraBody, readModel } from '../../shared/descriptions/requestFields';
+import { submitOnce } from '../../shared/run/submissionGuard';
+import { TIMEOUT_ADVICE, timeoutMsOf, timeoutOption } from '../../shared/descriptions/timeoutOption';
+import { gatewayJson } from '../../shared/transport/transport';
 import { binaryItems, imageEntries, returnedItems } from '../imageOutput';
 import type { OutputMode } from '../imageOutput';
 

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { fetchModels, filterModels } from '../../shared/models';
-import { asNodeError } from '../../shared/errors';
+import { fetchModels, filterModels } from '../../shared/descriptions/models';
+import { asNodeError } from '../../shared/transport/errors';
 import { runItems } from '../../shared/run/runItems';
 
 export const properties: INodeProperties[] = [

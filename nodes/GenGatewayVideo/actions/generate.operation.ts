@@ -1,16 +1,17 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import type { Gate } from '../../shared/concurrency';
-import { asNodeError } from '../../shared/errors';
+import type { Gate } from '../../shared/run/concurrency';
+import { asNodeError } from '../../shared/transport/errors';
 import { runItems } from '../../shared/run/runItems';
-import { guardScope, submitOnce } from '../../shared/submissionGuard';
-import type { GuardScope } from '../../shared/submissionGuard';
+import { guardScope, submitOnce } from '../../shared/run/submissionGuard';
+import type { GuardScope } from '../../shared/run/submissionGuard';
 import { completeTask } from '../task/outcome';
 import { modelFieldProperties, modelProperty } from '../fields';
 import { inputSource, readVideoParameters } from '../parameters';
 import type { InputSource } from '../parameters';
-import { buildVideoRequest, InvalidVideoRequest } from '../request';
+import { InvalidVideoRequest } from '../fieldParsers';
+import { buildVideoRequest } from '../request';
 import type { VideoRequestBody } from '../request';
 import { addRunReport, RunReport } from './runReport';
 import { submitTask } from '../task/client';

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { runItems } from '../../shared/run/runItems';
-import { firstSeen } from '../../shared/submissionGuard';
+import { firstSeen } from '../../shared/run/submissionGuard';
 import { completeTask } from '../task/outcome';
 import { downloadProperties, readTaskOutput, readWaitOptions, waitOptionsProperty } from '../task/waitOptions';
 import { videoRun } from './runPolicy';

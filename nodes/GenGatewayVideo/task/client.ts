@@ -1,13 +1,13 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { joinUrl, normaliseBaseUrl } from '../../shared/baseUrl';
-import { openGate } from '../../shared/concurrency';
-import type { Gate } from '../../shared/concurrency';
-import { asNodeError, networkError } from '../../shared/errors';
-import { storeStream } from '../../shared/binary';
-import { CREDENTIAL_TYPE, downloadUrl, gatewayJson, gatewayStream } from '../../shared/transport';
-import type { StreamResponse } from '../../shared/transport';
+import { joinUrl, normaliseBaseUrl } from '../../shared/transport/baseUrl';
+import { openGate } from '../../shared/run/concurrency';
+import type { Gate } from '../../shared/run/concurrency';
+import { asNodeError, networkError } from '../../shared/transport/errors';
+import { storeStream } from '../../shared/binary/binary';
+import { CREDENTIAL_TYPE, downloadUrl, gatewayJson, gatewayStream } from '../../shared/transport/transport';
+import type { StreamResponse } from '../../shared/transport/transport';
 import type { VideoRequestBody } from '../request';
 
 /** The one client of the video task endpoints (docs/service-interface.md §4.2): submit, status, artifacts, content. */

@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { asNodeError } from '../../shared/errors';
+import { asNodeError } from '../../shared/transport/errors';
 import { downloadArtifact, listArtifacts } from './client';
 import type { Artifact, TaskStatus } from './client';
 import { pollTask } from './poll';

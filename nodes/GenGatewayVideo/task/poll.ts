@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { waitFor } from '../../shared/transport';
+import { waitFor } from '../../shared/transport/transport';
 import { queryTask } from './client';
 import type { TaskStatus } from './client';
 import type { WaitOptions } from './waitOptions';

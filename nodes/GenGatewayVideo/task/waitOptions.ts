@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { Gate } from '../../shared/concurrency';
+import type { Gate } from '../../shared/run/concurrency';
 import type { TaskStatus } from './client';
 import type { TaskOutput } from './outcome';
 

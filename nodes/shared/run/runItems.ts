@@ -1,11 +1,11 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { withMessageForChat } from '../chatStreaming';
-import { createGate } from '../concurrency';
-import { asNodeError } from '../errors';
-import type { Gate } from '../concurrency';
-import { errorItem } from '../items';
-import { releaseSubmissions } from '../submissionGuard';
+import { withMessageForChat } from './chatStreaming';
+import { createGate } from './concurrency';
+import { asNodeError } from '../transport/errors';
+import type { Gate } from './concurrency';
+import { errorItem } from './errorItem';
+import { releaseSubmissions } from './submissionGuard';
 
 /**
  * The one item loop of every node: runs `work` for each input item, keeps input order and pairedItem, applies

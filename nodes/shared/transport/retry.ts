@@ -72,13 +72,6 @@ export function failureVerdict(kind: RequestKind, code: string): 'retry' | 'unkn
 	return 'unknown';
 }
 
-/** Kept for callers that only ask whether a read may be repeated. */
-export const RETRYABLE_STATUSES: readonly number[] = READ_RETRY_STATUSES;
-
-export function isRetryableStatus(status: number): boolean {
-	return RETRYABLE_STATUSES.includes(status);
-}
-
 /** A paid request whose outcome is unknown is never sent again (the submission guard asks this). */
 export function maySendAgain(error: unknown): boolean {
 	return !isOutcomeUnknownError(error);

@@ -1,4 +1,4 @@
-import type { Readable } from './transport';
+import type { Readable } from '../transport/transport';
 
 /**
  * n8n stores a binary stream with one awaited file write per chunk it reads, and a socket delivers 64 KiB chunks: a

@@ -2,7 +2,7 @@ import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { OUTCOME_UNKNOWN, redact } from './errors';
-import { CREDENTIAL_TYPE } from './transport';
+import { credentialSecrets } from './transport';
 
 /**
  * Some OpenAI-format services answer an error with HTTP 200 and a body `{"error": {"message": ...}}` (or put it in
@@ -20,16 +20,6 @@ export function errorMessageOf(payload: IDataObject): string | undefined {
 	return name ? `The service reported an error (${name as string})` : 'The service reported an error';
 }
 
-/** The credential's key, so that a service echoing it never puts it into a message. */
-export async function secretsOf(ctx: IExecuteFunctions): Promise<string[]> {
-	try {
-		const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
-		return typeof credentials.apiKey === 'string' ? [credentials.apiKey] : [];
-	} catch {
-		return [];
-	}
-}
-
 /**
  * Throws the service's error when a 2xx answer is one. The service said no: not an unknown outcome (a retry of the
  * node may send the request again, as after a 4xx).
@@ -41,7 +31,7 @@ export async function rejectErrorAnswer(
 ): Promise<void> {
 	const found = errorMessageOf(answer);
 	if (found === undefined) return;
-	const safe = redact(found, await secretsOf(ctx));
+	const safe = redact(found, await credentialSecrets(ctx));
 	const message = `${where.method} ${where.path} failed: ${safe}`;
 	const error = new NodeApiError(
 		ctx.getNode(),

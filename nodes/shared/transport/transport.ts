@@ -128,7 +128,8 @@ function failureCause(ctx: GatewayFunctions, error: unknown): FailureCause | und
 	return undefined;
 }
 
-async function credentialSecrets(ctx: GatewayFunctions): Promise<string[]> {
+/** The credential's key, so that a service echoing it never puts it into a message. */
+export async function credentialSecrets(ctx: GatewayFunctions): Promise<string[]> {
 	try {
 		const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
 		return typeof credentials.apiKey === 'string' ? [credentials.apiKey] : [];

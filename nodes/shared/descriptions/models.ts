@@ -1,7 +1,7 @@
-import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult, INodePropertyOptions } from 'n8n-workflow';
+import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 
-import { gatewayJson } from './transport';
-import type { GatewayFunctions } from './transport';
+import { gatewayJson } from '../transport/transport';
+import type { GatewayFunctions } from '../transport/transport';
 
 /** One entry of `GET /v1/models`, as the service returned it (extra fields kept). */
 export type ModelEntry = IDataObject & { id: string };
@@ -45,12 +45,4 @@ export async function searchModels(
 			.map((model) => ({ name: model.id, value: model.id }))
 			.sort((a, b) => a.name.localeCompare(b.name)),
 	};
-}
-
-/** Options for plain `options` pickers. */
-export async function getModelOptions(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
-	const models = await fetchModels(this);
-	return models
-		.map((model) => ({ name: model.id, value: model.id }))
-		.sort((a, b) => a.name.localeCompare(b.name));
 }

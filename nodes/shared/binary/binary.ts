@@ -2,7 +2,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 
 import { withLargeChunks } from './largeChunks';
-import type { Readable } from './transport';
+import type { Readable } from '../transport/transport';
 
 /**
  * Bytes from the service (a buffer, or a stream that is never held whole) → n8n binary data: the one path for every

@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { maySendAgain } from './retry';
+import { maySendAgain } from '../transport/retry';
 
 /**
  * The one guard every paid POST of the package goes through (video submit, chat completion, response, image
