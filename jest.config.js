@@ -8,9 +8,9 @@ module.exports = {
 		'^.+\\.ts$': ['ts-jest', { diagnostics: false }],
 	},
 	testTimeout: 60_000,
-	// Three workers on two cores: the durable-wait files spend about 205 s each idle (n8n's once-a-minute wait tracker),
-	// so two workers stay busy beside them (docs/testing.md).
-	maxWorkers: 3,
+	// Four workers on two cores: the two durable-wait files (started first) spend about 205 s each idle, waiting for
+	// n8n's once-a-minute wait tracker, so two more workers keep both cores busy beside them (docs/testing.md).
+	maxWorkers: 4,
 	// Every run ends with the time of each test file and the phases the e2e toolkit recorded (test/timing/).
 	reporters: ['default', '<rootDir>/test/timing/reporter.js'],
 	// Longest files first, so that long e2e files overlap with the rest (test/timing/sequencer.js).

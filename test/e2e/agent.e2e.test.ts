@@ -87,9 +87,11 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 		// The video takes 1.6 s at the mock: the tool's first status check finds it unfinished and really waits.
 		mock = await spawnMockProcess({ apiKey, defaults: { queuedMs: 100, runMs: 1500 } });
 		home = await createN8nHome({ build: true });
-		await home.importCredential(exampleCredential(mock.url, apiKey));
-		// n8n's own OpenAI credential: Base URL = the service's /v1 (the package's credential takes the root).
-		await home.importCredential({ ...OPENAI_CREDENTIAL, type: 'openAiApi', data: { apiKey, url: `${mock.url}/v1` } });
+		await home.importCredentials([
+			exampleCredential(mock.url, apiKey),
+			// n8n's own OpenAI credential: Base URL = the service's /v1 (the package's credential takes the root).
+			{ ...OPENAI_CREDENTIAL, type: 'openAiApi', data: { apiKey, url: `${mock.url}/v1` } },
+		]);
 		workflow = loadExample(FILE);
 		const streaming = streamingCopy(workflow);
 		await importWorkflows(home, [workflow, streaming]);

@@ -1,8 +1,9 @@
 // The order jest starts test files in, for two workers on two cores: longest first (so the long e2e files, most of
 // whose time is idle waiting for n8n's wait tracker or a mock's task, overlap with the rest instead of ending the run
 // alone), unit and integration files last, filling the gaps. A file's expected time is jest's own record of its last
-// run when there is one, else test/timing/expected.json (written from a measured run by scripts/testing-doc.mjs), else
-// a guess from its folder.
+// test/timing/expected.json (measured on a quiet machine, `node test/timing/summary.js <dir> --write-expected`), else
+// the time its header declares (`// Time: about 80 s` or `about 3 minutes`: a new file is placed by what its author
+// measured), else jest's own record of its last run, else a guess from its folder.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -18,6 +19,18 @@ function expected() {
 	}
 }
 
+/** Seconds a file's header declares on its `// Time: about N s` / `about N minutes` line. */
+function declared(file) {
+	try {
+		const head = fs.readFileSync(file, 'utf8').slice(0, 8000);
+		const match = /^\/\/ Time: about (\d+(?:\.\d+)?)\s*(s\b|seconds|min|minutes?)/m.exec(head);
+		if (!match) return undefined;
+		return Number(match[1]) * (match[2].startsWith('min') ? 60 : 1);
+	} catch {
+		return undefined;
+	}
+}
+
 class LongestFirst extends Sequencer {
 	sort(tests) {
 		const known = expected();
@@ -26,7 +39,7 @@ class LongestFirst extends Sequencer {
 			const relative = path.relative(REPO_ROOT, test.path);
 			const cached = this._getCache(test)[test.path];
 			const fromCache = Array.isArray(cached) ? cached[1] / 1000 : undefined;
-			return known[relative] ?? fromCache ?? guess(test.path);
+			return known[relative] ?? declared(test.path) ?? fromCache ?? guess(test.path);
 		};
 		return [...tests].sort((a, b) => seconds(b) - seconds(a));
 	}

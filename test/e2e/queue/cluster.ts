@@ -180,9 +180,11 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 		// Through the main's CLI: the first call runs n8n's migrations on PostgreSQL.
 		const credential = { id: randomId(), name: 'Gen Gateway (queue e2e)' };
 		await mainHome.importCredential({ ...credential, type: 'genGatewayApi', data: { baseUrl: options.baseUrl, apiKey: options.apiKey } });
-		const workflowId = await mainHome.importWorkflow(videoWebhookWorkflow(credential));
-		const extraIds: string[] = [];
-		for (const workflow of options.extraWorkflows?.(credential) ?? []) extraIds.push(await mainHome.importWorkflow(workflow));
+		// All workflows with one CLI call (each is a cold n8n start).
+		const [workflowId, ...extraIds] = await mainHome.importWorkflows([
+			videoWebhookWorkflow(credential),
+			...(options.extraWorkflows?.(credential) ?? []),
+		]);
 		for (const id of [workflowId, ...extraIds]) {
 			const activation = await mainHome.cli(['update:workflow', `--id=${id}`, '--active=true']);
 			if (activation.exitCode !== 0) throw new Error(`n8n update:workflow failed:\n${tail(activation.stdout + activation.stderr)}`);
