@@ -28,7 +28,8 @@ export class GenGatewayApi implements ICredentialType {
 			required: true,
 			placeholder: 'https://api.example.com',
 			description:
-				'Root address of the service, without /v1 (a trailing slash or /v1 is tolerated). For the bundled mock service, use the URL that "npm run mock" prints.',
+				'Root address of the service, without /v1 (a trailing slash or /v1 is tolerated). For the bundled mock service, ' +
+					'use the URL that "npm run mock" prints.',
 		},
 		{
 			displayName: 'API Key',
@@ -65,7 +66,8 @@ export class GenGatewayApi implements ICredentialType {
 				type: 'responseCode',
 				properties: {
 					value: 403,
-					message: "The service refused this key (403): check that the API key is right and may use this service's endpoints",
+					message:
+						"The service refused this key (403): check that the API key is right and may use this service's endpoints",
 				},
 			},
 			{

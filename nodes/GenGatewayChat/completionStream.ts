@@ -37,7 +37,9 @@ export class CompletionAssembler implements StreamAssembler {
 		const message =
 			errorMessageOf(chunk) ??
 			(eventName === 'error'
-				? (typeof chunk.message === 'string' ? chunk.message : 'The service reported an error in the stream')
+				? typeof chunk.message === 'string'
+					? chunk.message
+					: 'The service reported an error in the stream'
 				: undefined);
 		if (message !== undefined) throw new StreamEventError(message);
 		for (const key of ['id', 'created', 'model', 'system_fingerprint']) {

@@ -39,7 +39,8 @@ export const optionsProperty: INodeProperties = {
 			type: 'boolean',
 			default: false,
 			description:
-				'Whether to ask the model for a JSON object (response_format / text.format "json_object") and return it parsed. A reply that is not JSON fails the item. Tip: also ask for JSON in the prompt.',
+				'Whether to ask the model for a JSON object (response_format / text.format "json_object") and return it parsed. ' +
+					'A reply that is not JSON fails the item. Tip: also ask for JSON in the prompt.',
 		},
 		{
 			displayName: 'Maximum Number of Tokens',
@@ -73,7 +74,8 @@ export const optionsProperty: INodeProperties = {
 			type: 'options',
 			default: 'auto',
 			description:
-				'Whether to receive the answer as a stream of server-sent events. A streamed answer is still returned whole; when n8n streams the execution to a chat, its pieces are also forwarded there as they arrive.',
+				'Whether to receive the answer as a stream of server-sent events. A streamed answer is still returned whole; ' +
+					'when n8n streams the execution to a chat, its pieces are also forwarded there as they arrive.',
 			options: [
 				{
 					name: 'When Streaming to a Chat',
@@ -105,7 +107,11 @@ export const optionsProperty: INodeProperties = {
 };
 
 /** One stop sequence, or a JSON array of them. */
-export function parseStop(ctx: IExecuteFunctions, raw: string | undefined, itemIndex: number): string | string[] | undefined {
+export function parseStop(
+	ctx: IExecuteFunctions,
+	raw: string | undefined,
+	itemIndex: number,
+): string | string[] | undefined {
 	if (raw === undefined || raw === '') return undefined;
 	const text = raw.trim();
 	if (!text.startsWith('[')) return raw;

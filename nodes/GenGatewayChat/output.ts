@@ -9,7 +9,8 @@ export const simplifyProperty: INodeProperties = {
 	type: 'boolean',
 	default: true,
 	description:
-		'Whether to return only content, role, finish_reason, usage and model (and refusal and tool_calls when the model gave them) instead of the full response of the service',
+		'Whether to return only content, role, finish_reason, usage and model (and refusal and tool_calls when the model ' +
+			'gave them) instead of the full response of the service',
 };
 
 export interface Reply {
@@ -113,11 +114,7 @@ function withoutFence(text: string): string {
 }
 
 /** JSON output mode: the reply parsed, or an error that says what came back and why it may not be JSON. */
-export function parseJsonReply(
-	ctx: IExecuteFunctions,
-	reply: Reply,
-	itemIndex: number,
-): IDataObject | IDataObject[] {
+export function parseJsonReply(ctx: IExecuteFunctions, reply: Reply, itemIndex: number): IDataObject | IDataObject[] {
 	const text = reply.content ?? '';
 	try {
 		const parsed = JSON.parse(withoutFence(text)) as unknown;
@@ -137,7 +134,8 @@ export function parseJsonReply(
 		});
 	}
 	throw new NodeOperationError(ctx.getNode(), 'The model did not answer with a JSON object', {
-		description: `JSON Output is on, but the reply is not a JSON object: "${snippet}".${cut} Ask for JSON in the prompt too, or turn JSON Output off.`,
+		description: `JSON Output is on, but the reply is not a JSON object: "${snippet}".${cut} Ask for JSON in the ` +
+			`prompt too, or turn JSON Output off.`,
 		itemIndex,
 	});
 }

@@ -19,4 +19,3 @@ export class StreamEventError extends Error {
 		this.name = 'StreamEventError';
 	}
 }
-

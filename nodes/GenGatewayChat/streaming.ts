@@ -22,7 +22,6 @@ import type { StreamAssembler } from './streamAssembler';
 /** Where an error item keeps the text that arrived before a stream broke. */
 export const PARTIAL_CONTENT = 'partialContent';
 
-
 class UnreadableEventError extends Error {}
 
 /** An event's data as JSON, or undefined when it is not JSON (the caller throws, outside any catch). */
@@ -43,7 +42,6 @@ interface StreamRequest {
 	timeoutMs: number;
 }
 
-
 /**
  * NodeApiError swaps a message that mentions a common error code (ECONNRESET, …) for a generic sentence; ours says
  * more, so it is set back.
@@ -62,8 +60,11 @@ export function brokenStreamError(
 	reason: string,
 	advice = 'Check the network and any proxy that may cut long-lived connections before running it again.',
 ): NodeApiError {
-	const message = `The stream of POST ${request.path} broke before it was complete (${reason}): the output is incomplete, ${partial.length} characters arrived. The upstream generation may not have been cancelled (it may still run and be charged), so the request was not resent.`;
-	const description = `A broken stream does not prove that the service stopped working on the request. The text received so far is kept in the error item ("partialContent") when the node continues on fail. ${advice}`;
+	const message = `The stream of POST ${request.path} broke before it was complete (${reason}): the output is ` +
+		`incomplete, ${partial.length} characters arrived. The upstream generation may not have been cancelled (it may ` +
+		`still run and be charged), so the request was not resent.`;
+	const description = `A broken stream does not prove that the service stopped working on the request. The text ` +
+		`received so far is kept in the error item ("partialContent") when the node continues on fail. ${advice}`;
 	const error = new NodeApiError(
 		ctx.getNode(),
 		{ message, code: 'STREAM_BROKEN' },
@@ -85,7 +86,8 @@ async function serviceStreamError(
 		{ message: safe, code: 'STREAM_ERROR' },
 		{
 			message,
-			description: `The service reported an error in the middle of its answer; the output is incomplete (${partial.length} characters arrived, kept in "partialContent" when the node continues on fail).`,
+			description: `The service reported an error in the middle of its answer; the output is incomplete ` +
+				`(${partial.length} characters arrived, kept in "partialContent" when the node continues on fail).`,
 			itemIndex: request.itemIndex,
 		},
 	);
@@ -174,8 +176,8 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 		timeoutMs: request.timeoutMs,
 		timeoutAdvice: TIMEOUT_ADVICE,
 	});
-	// The request's timeout may stop timing once the answer has begun (shared/transport/idleWatch.ts): a silence longer than the
-	// Timeout hangs up here.
+	// The request's timeout may stop timing once the answer has begun (shared/transport/idleWatch.ts): a silence
+	// longer than the Timeout hangs up here.
 	const watch = idleWatch(request.timeoutMs, () => response.close());
 	const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
 	if (contentType.includes('application/json')) {

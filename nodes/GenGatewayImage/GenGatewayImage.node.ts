@@ -49,7 +49,11 @@ export class GenGatewayImage implements INodeType {
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return [
-			await runItems(this, async (itemIndex) => await generate.execute(this, itemIndex), chatRunPolicy(this, [IMAGE_URLS])),
+			await runItems(
+				this,
+				async (itemIndex) => await generate.execute(this, itemIndex),
+				chatRunPolicy(this, [IMAGE_URLS]),
+			),
 		];
 	}
 }

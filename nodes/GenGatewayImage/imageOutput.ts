@@ -124,9 +124,13 @@ function withImageUrls(ctx: IExecuteFunctions, thrown: unknown, entries: ImageEn
 	const error =
 		thrown instanceof NodeApiError || thrown instanceof NodeOperationError
 			? thrown
-			: new NodeOperationError(ctx.getNode(), `Downloading an image failed: ${(thrown as Error)?.message ?? String(thrown)}`, {
-					itemIndex,
-				});
+			: new NodeOperationError(
+					ctx.getNode(),
+					`Downloading an image failed: ${(thrown as Error)?.message ?? String(thrown)}`,
+					{
+						itemIndex,
+					},
+				);
 	const urls = entries
 		.map((entry) => entry.url)
 		.filter((url): url is string => typeof url === 'string' && url !== '' && !isDataUrl(url));
@@ -134,7 +138,11 @@ function withImageUrls(ctx: IExecuteFunctions, thrown: unknown, entries: ImageEn
 	if (urls.length > 0 && context) {
 		context[IMAGE_URLS] = urls;
 		const withDescription = error as { description?: string };
-		withDescription.description = `${withDescription.description ?? ''} The images were generated (and may be charged); their URLs are kept in the error item ("${IMAGE_URLS}") when the node continues on fail, so they can be fetched without generating again.`.trim();
+		withDescription.description =
+			`${withDescription.description ?? ''} The images were generated (and may be charged); their URLs are kept ` +
+			`in the error item ("${IMAGE_URLS}") when the node continues on fail, so they can be fetched without ` +
+			'generating again.';
+		withDescription.description = withDescription.description.trim();
 	}
 	return error;
 }

@@ -52,7 +52,8 @@ export class GenGatewayVideo implements INodeType {
 						value: 'check',
 						action: 'Check a video task and route it by whether it is done',
 						description:
-							"One status check, for a durable wait with n8n's Wait node: a finished task downloads its video and leaves by Done, a running one by Still Running",
+							"One status check, for a durable wait with n8n's Wait node: a finished task downloads its video and leaves " +
+								"by Done, a running one by Still Running",
 					},
 					{
 						name: 'Download',

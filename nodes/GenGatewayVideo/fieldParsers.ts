@@ -67,11 +67,14 @@ export function checkUrl(field: string, model: string, value: unknown): string {
 	}
 	if (!url || !/^https?:\/\//i.test(text) || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
 		refuse(
-			'is not an HTTP(S) URL (it must start with http:// or https:// and name a host); file:// URLs and local paths are not allowed (the service must be able to fetch it)',
+			'is not an HTTP(S) URL (it must start with http:// or https:// and name a host); file:// URLs and local paths ' +
+				'are not allowed (the service must be able to fetch it)',
 		);
 	}
 	if (url!.username || url!.password) {
-		refuse('contains a user name or password; these are not sent (the URL would carry them to the service and into the output)');
+		refuse(
+			'contains a user name or password; these are not sent (the URL would carry them to the service and into the output)',
+		);
 	}
 	return text;
 }
@@ -126,9 +129,18 @@ export function parseDuration(field: string, model: VideoModelCapabilities, valu
 	return seconds;
 }
 
-export function parseChoice(field: string, model: VideoModelCapabilities, value: unknown, allowed: readonly string[]): string {
+export function parseChoice(
+	field: string,
+	model: VideoModelCapabilities,
+	value: unknown,
+	allowed: readonly string[],
+): string {
 	if (typeof value !== 'string' || !allowed.includes(value)) {
-		throw new InvalidVideoRequest(field, model.id, `${describeValue(value)} is not allowed; allowed: ${allowed.join(', ')}`);
+		throw new InvalidVideoRequest(
+			field,
+			model.id,
+			`${describeValue(value)} is not allowed; allowed: ${allowed.join(', ')}`,
+		);
 	}
 	return value;
 }
@@ -144,7 +156,8 @@ export function parseSeed(field: string, model: VideoModelCapabilities, value: u
 		throw new InvalidVideoRequest(
 			field,
 			model.id,
-			`${describeValue(value)} is too large: a seed can be at most ${Number.MAX_SAFE_INTEGER} (2^53 − 1) in size, the largest integer sent exactly`,
+			`${describeValue(value)} is too large: a seed can be at most ${Number.MAX_SAFE_INTEGER} (2^53 − 1) in size, the ` +
+				`largest integer sent exactly`,
 		);
 	}
 	throw new InvalidVideoRequest(field, model.id, `${describeValue(value)} is not an integer`);

@@ -62,7 +62,8 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 			typeOptions: { minValue: m.duration.min, maxValue: m.duration.max, numberPrecision: 0 },
 			description: m.duration.required
 				? `Length of the video, ${m.duration.min}–${m.duration.max} seconds (required for this model)`
-				: `Length of the video, ${m.duration.min}–${m.duration.max} seconds. Left at ${m.duration.default}, it is not sent and the service applies its default (${m.duration.default} s).`,
+				: `Length of the video, ${m.duration.min}–${m.duration.max} seconds. Left at ${m.duration.default}, it is ` +
+					`not sent and the service applies its default (${m.duration.default} s).`,
 		}),
 	},
 	{
@@ -103,7 +104,8 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 			displayName: 'Generate Audio',
 			type: 'boolean',
 			default: m.audio.default,
-			description: `Whether the video gets a generated soundtrack (this model's default: ${m.audio.default ? 'on' : 'off'})`,
+			description: `Whether the video gets a generated soundtrack (this model's default: ` +
+				`${m.audio.default ? 'on' : 'off'})`,
 		}),
 	},
 	{
@@ -202,7 +204,9 @@ export function fieldDefaultFor(spec: ModelFieldSpec, model: VideoModelCapabilit
 
 /** Every default any variant of the field has (the value n8n fills in when another model's variant was shown). */
 export function fieldDefaults(spec: ModelFieldSpec): unknown[] {
-	return [...new Set(VIDEO_MODELS.filter((model) => spec.supports(model)).map((model) => fieldDefaultFor(spec, model)))];
+	return [
+		...new Set(VIDEO_MODELS.filter((model) => spec.supports(model)).map((model) => fieldDefaultFor(spec, model))),
+	];
 }
 
 /** How a field's value reached the node. */
@@ -231,16 +235,19 @@ export function isSetByUser(
 ): boolean {
 	if (isEmpty(value)) return false;
 	if (source.expression) return true;
-	const defaults = model && source.modelFixed && spec.supports(model) ? [fieldDefaultFor(spec, model)] : fieldDefaults(spec);
+	const defaults =
+		model && source.modelFixed && spec.supports(model) ? [fieldDefaultFor(spec, model)] : fieldDefaults(spec);
 	return !defaults.some((fallback) => sameValue(value, fallback));
 }
-
 
 /** Generate's model-dependent properties: one per field and group of models with identical rules. */
 export function modelFieldProperties(operation: string): INodeProperties[] {
 	const properties: INodeProperties[] = [];
 	for (const spec of MODEL_FIELD_SPECS) {
-		const variants = new Map<string, { property: Omit<INodeProperties, 'name' | 'displayOptions'>; models: string[] }>();
+		const variants = new Map<
+			string,
+			{ property: Omit<INodeProperties, 'name' | 'displayOptions'>; models: string[] }
+		>();
 		for (const model of VIDEO_MODELS) {
 			if (!spec.supports(model)) continue;
 			const property = spec.describe(model);
@@ -289,6 +296,7 @@ export const modelProperty = (operation: string): INodeProperties => ({
 		description: modelSummary(model),
 	})),
 	description:
-		'The video model. The fields below follow its capabilities (durations, ratios, resolutions, references, frames, audio, seed).',
+		'The video model. The fields below follow its capabilities (durations, ratios, resolutions, references, frames, ' +
+			'audio, seed).',
 	displayOptions: { show: { operation: [operation] } },
 });

@@ -87,7 +87,8 @@ export const properties: INodeProperties[] = [
 				type: 'string',
 				default: 'data',
 				description:
-					'Name of the binary property for the image. With all images on one item, an index is added: data_0, data_1 and so on.',
+					'Name of the binary property for the image. With all images on one item, an index is added: data_0, data_1 and ' +
+						'so on.',
 				displayOptions: { show: { '/returnAs': ['binary'] } },
 			},
 			{

@@ -33,7 +33,8 @@ export const properties: INodeProperties[] = [
 		type: 'string',
 		default: '={{ $json.submitted_at }}',
 		description:
-			'When the task was submitted (an ISO 8601 time, the submitted_at of Generate): Max Wait counts from it. Empty: from the first check of the task in this execution.',
+			'When the task was submitted (an ISO 8601 time, the submitted_at of Generate): Max Wait counts from it. Empty: ' +
+				'from the first check of the task in this execution.',
 		displayOptions: { show: { operation: [OPERATION] } },
 	},
 	...downloadProperties([OPERATION]),
@@ -64,7 +65,8 @@ export const properties: INodeProperties[] = [
 				},
 				default: MAX_WAIT_MINUTES,
 				description:
-					'Counted from Submitted At: a task still running after this long fails the item instead of going round again (at most 30, the service limit)',
+					'Counted from Submitted At: a task still running after this long fails the item instead of going round again ' +
+						'(at most 30, the service limit)',
 			},
 		],
 	},
@@ -118,7 +120,7 @@ function stillRunningItem(
 	return { json, pairedItem: { item: itemIndex } };
 }
 
-/** One status check per item, routed: finished (or failed under Continue On Fail) to Done, the rest to Still Running. */
+/** One status check per item, routed: finished (or failed under Continue On Fail) to Done; running to Still Running. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const settings = readWaitOptions(this);
 	const inputs = this.getInputData();

@@ -85,10 +85,13 @@ export function addRunReport(error: unknown, report: RunReport): unknown {
 	if (skipped.length === 0 && tasks.every((task) => String(target.message).includes(task.task_id))) return error;
 	const lines: string[] = [];
 	if (tasks.length > 0) {
-		target.message = `${target.message} [This run submitted ${tasks.length} paid task(s): ${tasks.map((t) => `item ${t.item} ${t.task_id}`).join(', ')}]`;
+		const listed = tasks.map((t) => `item ${t.item} ${t.task_id}`).join(', ');
+		target.message = `${target.message} [This run submitted ${tasks.length} paid task(s): ${listed}]`;
 		lines.push(
-			`Paid tasks this run submitted (none is resubmitted; collect them instead of generating again, which would pay twice): ${tasks.map(describeTask).join('; ')}.`,
-			'Collect them with the operation "Wait for Completion" (waits if needed, then downloads) or "Download", with Task ID set to each task_id above.',
+			`Paid tasks this run submitted (none is resubmitted; collect them instead of generating again, which would pay ` +
+				`twice): ${tasks.map(describeTask).join('; ')}.`,
+			'Collect them with the operation "Wait for Completion" (waits if needed, then downloads) or "Download", with ' +
+				'Task ID set to each task_id above.',
 		);
 	}
 	if (skipped.length > 0) {

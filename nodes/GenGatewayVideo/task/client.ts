@@ -193,7 +193,8 @@ async function openContent(
 	} catch {
 		throw new NodeOperationError(ctx.getNode(), `The content of task ${taskId} redirected without a usable address`, {
 			itemIndex,
-			description: `The service answered ${response.statusCode} with Location ${JSON.stringify(String(location ?? '')).slice(0, 100)}.`,
+			description: `The service answered ${response.statusCode} with Location ` +
+				`${JSON.stringify(String(location ?? '')).slice(0, 100)}.`,
 		});
 	}
 	const foreign = target.origin !== new URL(base).origin;
@@ -211,7 +212,10 @@ function expiredUrlError(ctx: IExecuteFunctions, taskId: string, target: URL, co
 		`The temporary video URL of task ${taskId} has expired or is gone: ${target.host} answered ${code}`,
 		{
 			itemIndex,
-			description: `The service's content endpoint redirected to a temporary file URL on ${target.host} (not the service), which refused it. Such URLs expire soon after the task ends; this is not a problem with the API key. Run "Download" with Task ID ${taskId} now (the service may hand out a fresh URL); if the video is no longer available, it must be generated again.`,
+			description: `The service's content endpoint redirected to a temporary file URL on ${target.host} (not the ` +
+				`service), which refused it. Such URLs expire soon after the task ends; this is not a problem with the API key. ` +
+				`Run "Download" with Task ID ${taskId} now (the service may hand out a fresh URL); if the video is no longer ` +
+				`available, it must be generated again.`,
 		},
 	);
 	error.context.task_id = taskId;

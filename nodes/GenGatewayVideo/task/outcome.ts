@@ -67,7 +67,8 @@ function lostTrack(
 		`Could not ${what} of video task ${taskId}: ${message}`,
 		[
 			description,
-			`The task was not resubmitted and may still finish. Resume it with the operation "Wait for Completion" and Task ID ${taskId}; generating it again would pay for it twice.`,
+			`The task was not resubmitted and may still finish. Resume it with the operation "Wait for Completion" and Task ` +
+				`ID ${taskId}; generating it again would pay for it twice.`,
 		]
 			.filter(Boolean)
 			.join(' '),
@@ -139,7 +140,8 @@ async function finishTask(
 		throw taskError(
 			ctx,
 			`Video task ${taskId} failed: ${reason}`,
-			'The service reported FAILURE. Correct the request (prompt, references, options) and submit it again; a failed task is never resubmitted automatically.',
+			'The service reported FAILURE. Correct the request (prompt, references, options) and submit it again; a failed ' +
+				'task is never resubmitted automatically.',
 			itemIndex,
 			{ ...details, fail_reason: status.fail_reason ?? null },
 		);
@@ -147,8 +149,11 @@ async function finishTask(
 	if (result.unexpected) {
 		throw taskError(
 			ctx,
-			`Video task ${taskId} reported ${result.unexpected}, which the service contract does not list (QUEUED, IN_PROGRESS, SUCCESS, FAILURE)`,
-			`Polling stopped at once: such a status does not say the task will finish. Check the task at the service; the task was not resubmitted. "Get Status" with Task ID ${taskId} shows what the service says now; "Wait for Completion" resumes it if it moves on.`,
+			`Video task ${taskId} reported ${result.unexpected}, which the service contract does not list (QUEUED, ` +
+				`IN_PROGRESS, SUCCESS, FAILURE)`,
+			`Polling stopped at once: such a status does not say the task will finish. Check the task at the service; the ` +
+				`task was not resubmitted. "Get Status" with Task ID ${taskId} shows what the service says now; "Wait for ` +
+				`Completion" resumes it if it moves on.`,
 			itemIndex,
 			details,
 		);
@@ -157,7 +162,8 @@ async function finishTask(
 		throw taskError(
 			ctx,
 			`Stopped waiting for video task ${taskId} (last status ${status.status}): another item failed`,
-			`The task was not resubmitted and may still finish. Resume it with the operation "Wait for Completion" and Task ID ${taskId}.`,
+			`The task was not resubmitted and may still finish. Resume it with the operation "Wait for Completion" and Task ` +
+				`ID ${taskId}.`,
 			itemIndex,
 			details,
 		);
@@ -166,8 +172,10 @@ async function finishTask(
 		const minutes = Math.round((wait.maxWaitMs / 60_000) * 100) / 100;
 		throw taskError(
 			ctx,
-			`Video task ${taskId} did not finish within ${minutes} minute(s) (last status ${status.status}${status.progress ? `, ${status.progress}` : ''})`,
-			`The task was not resubmitted and may still finish. Resume it with the operation "Wait for Completion" and Task ID ${taskId}, soon after it ends (the video's temporary URL may expire).`,
+			`Video task ${taskId} did not finish within ${minutes} minute(s) ` +
+				`(last status ${status.status}${status.progress ? `, ${status.progress}` : ''})`,
+			`The task was not resubmitted and may still finish. Resume it with the operation "Wait for Completion" and Task ` +
+				`ID ${taskId}, soon after it ends (the video's temporary URL may expire).`,
 			itemIndex,
 			details,
 		);
@@ -204,8 +212,10 @@ async function finishTask(
 		if (!listed) {
 			throw taskError(
 				ctx,
-				`Video task ${taskId} succeeded but lists no artifact with key "video", and the content of key "video" could not be fetched: ${message}`,
-				`Artifacts listed: ${artifacts.map((artifact) => artifact.key).join(', ') || 'none recognised'}. Use "List Artifacts" / "Download" with another key.`,
+				`Video task ${taskId} succeeded but lists no artifact with key "video", and the content of key "video" could ` +
+					`not be fetched: ${message}`,
+				`Artifacts listed: ${artifacts.map((artifact) => artifact.key).join(', ') || 'none recognised'}. Use "List ` +
+					`Artifacts" / "Download" with another key.`,
 				itemIndex,
 				json,
 			);
@@ -215,7 +225,8 @@ async function finishTask(
 			`Could not download artifact "video" of task ${taskId}: ${message}`,
 			[
 				description,
-				'The temporary URL behind the video may have expired; it is fetched right after SUCCESS for that reason. Try "Download" with this Task ID; if it has expired, the video must be generated again.',
+				'The temporary URL behind the video may have expired; it is fetched right after SUCCESS for that reason. Try ' +
+					'"Download" with this Task ID; if it has expired, the video must be generated again.',
 			]
 				.filter(Boolean)
 				.join(' '),

@@ -49,7 +49,8 @@ export function waitOptionsProperty(operations: string[], extraShow: Record<stri
 				typeOptions: { minValue: 1, maxValue: 50, numberPrecision: 0 },
 				default: DEFAULT_CONCURRENCY,
 				description:
-					'How many requests (submissions, status checks, downloads) run at the same time. All items wait in parallel; results keep the input order.',
+					'How many requests (submissions, status checks, downloads) run at the same time. All items wait in parallel; ' +
+						'results keep the input order.',
 			},
 			{
 				displayName: 'Max Wait (Minutes)',
@@ -58,7 +59,8 @@ export function waitOptionsProperty(operations: string[], extraShow: Record<stri
 				typeOptions: { minValue: 0.05, maxValue: MAX_WAIT_MINUTES, numberPrecision: 2 },
 				default: MAX_WAIT_MINUTES,
 				description:
-					'Give up waiting after this long (at most 30, the service limit). The task keeps running: resume it with Wait for Completion.',
+					'Give up waiting after this long (at most 30, the service limit). The task keeps running: resume it with Wait ' +
+						'for Completion.',
 			},
 			{
 				displayName: 'Poll Interval (Seconds)',

@@ -238,11 +238,17 @@ export async function toBinary(
 	if (expected && !isImage(head, detected, hinted)) {
 		const found = describeBytes(head, isBuffer(body) ? body.length : ended ? head.length : undefined);
 		const typed = hinted ? ` (Content-Type ${hinted})` : '';
-		throw new NodeOperationError(ctx.getNode(), `${expected.what} is not an image: ${expected.where} ${found}${typed}`, {
-			description:
-				'The service reported success, but what it gave for this image is not a PNG, JPEG, WebP, GIF, AVIF, HEIC, BMP, TIFF or SVG image, so it was not stored as one. A page or message from a CDN (a login page, a "not found" page with status 200) usually means the file URL is not public or no longer valid.',
-			itemIndex: expected.itemIndex,
-		});
+		throw new NodeOperationError(
+			ctx.getNode(),
+			`${expected.what} is not an image: ${expected.where} ${found}${typed}`,
+			{
+				description:
+					'The service reported success, but what it gave for this image is not a PNG, JPEG, WebP, GIF, AVIF, HEIC, BMP, ' +
+						'TIFF or SVG image, so it was not stored as one. A page or message from a CDN (a login page, a "not found" ' +
+						'page with status 200) usually means the file URL is not public or no longer valid.',
+				itemIndex: expected.itemIndex,
+			},
+		);
 	}
 	const mimeType = detected?.mimeType ?? hinted ?? 'application/octet-stream';
 	const extension = detected?.extension ?? (hinted ? EXTENSIONS[hinted] : undefined);

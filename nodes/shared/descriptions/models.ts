@@ -35,14 +35,9 @@ export function filterModels(models: ModelEntry[], filter: string | undefined): 
 }
 
 /** Resource locator "From list" for the Chat and Image nodes: searchable, fed by the live list. */
-export async function searchModels(
-	this: ILoadOptionsFunctions,
-	filter?: string,
-): Promise<INodeListSearchResult> {
+export async function searchModels(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
 	const models = filterModels(await fetchModels(this), filter);
 	return {
-		results: models
-			.map((model) => ({ name: model.id, value: model.id }))
-			.sort((a, b) => a.name.localeCompare(b.name)),
+		results: models.map((model) => ({ name: model.id, value: model.id })).sort((a, b) => a.name.localeCompare(b.name)),
 	};
 }

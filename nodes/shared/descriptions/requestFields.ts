@@ -46,7 +46,8 @@ export const extraBodyField: INodeProperties = {
 	type: 'json',
 	default: '{}',
 	description:
-		'A JSON object merged into the request body last, for any field the service accepts that this node does not name. Its values win over the fields above.',
+		'A JSON object merged into the request body last, for any field the service accepts that this node does not name. ' +
+			'Its values win over the fields above.',
 };
 
 /** The "extra body fields" parameter as an object; anything but a JSON object is a clear error. */
@@ -66,7 +67,8 @@ export function parseExtraBody(ctx: IExecuteFunctions, raw: unknown, itemIndex: 
 	}
 	if (typeof value !== 'object' || value === null || Array.isArray(value)) {
 		throw new NodeOperationError(ctx.getNode(), 'Extra Body Fields must be a JSON object', {
-			description: 'Enter a JSON object such as {"user": "abc"}; arrays and plain values cannot be merged into the body.',
+			description:
+				'Enter a JSON object such as {"user": "abc"}; arrays and plain values cannot be merged into the body.',
 			itemIndex,
 		});
 	}

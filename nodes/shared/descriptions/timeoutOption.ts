@@ -18,11 +18,13 @@ export const timeoutOption: INodeProperties = {
 	typeOptions: { minValue: 1 },
 	default: DEFAULT_TIMEOUT_SECONDS,
 	description:
-		'Seconds to wait for the answer to start, and for a streamed answer between two pieces. The request is paid: when the time runs out the outcome is unknown and the request is not resent.',
+		'Seconds to wait for the answer to start, and for a streamed answer between two pieces. The request is paid: when ' +
+			'the time runs out the outcome is unknown and the request is not resent.',
 };
 
 /** The option in milliseconds, the default when unset or unreadable. */
 export function timeoutMsOf(seconds: unknown): number {
-	const value = typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0 ? seconds : DEFAULT_TIMEOUT_SECONDS;
+	const value =
+		typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0 ? seconds : DEFAULT_TIMEOUT_SECONDS;
 	return Math.round(value * 1000);
 }

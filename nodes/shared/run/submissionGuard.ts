@@ -124,19 +124,21 @@ export interface GuardedResult<T> {
 }
 
 /** A retry of an item whose earlier try had an unknown outcome: nothing is sent; the earlier error's details stay. */
-function notResubmitted<T>(ctx: IExecuteFunctions, guarded: GuardedRequest<T>, earlier: GuardEntry): NodeOperationError {
+function notResubmitted<T>(
+	ctx: IExecuteFunctions,
+	guarded: GuardedRequest<T>,
+	earlier: GuardEntry,
+): NodeOperationError {
 	const first = (earlier.state === 'unknown' ? earlier.error : undefined) as
 		| { message?: string; context?: Record<string, unknown> }
 		| undefined;
-	const message = `Not resubmitted: an earlier try of this item in this execution had an unknown outcome (${first?.message ?? guarded.what}). The service may already have the work and charge for it.`;
-	const error = new NodeOperationError(
-		ctx.getNode(),
-		message,
-		{
-			itemIndex: guarded.itemIndex,
-			description: `Check with the service (its task list or your usage) whether the ${guarded.noun ?? 'work'} was created before you run it again; resubmitting blindly can pay for the same ${guarded.noun ?? 'work'} twice.`,
-		},
-	);
+	const message = `Not resubmitted: an earlier try of this item in this execution had an unknown outcome ` +
+		`(${first?.message ?? guarded.what}). The service may already have the work and charge for it.`;
+	const error = new NodeOperationError(ctx.getNode(), message, {
+		itemIndex: guarded.itemIndex,
+		description: `Check with the service (its task list or your usage) whether the ${guarded.noun ?? 'work'} was ` +
+			`created before you run it again; resubmitting blindly can pay for the same ${guarded.noun ?? 'work'} twice.`,
+	});
 	// n8n swaps a message naming a network code (ECONNRESET…) for a generic "you can retry": exactly wrong here.
 	error.message = message;
 	if (first?.context) Object.assign(error.context, first.context);

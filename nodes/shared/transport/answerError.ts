@@ -39,7 +39,8 @@ export async function rejectErrorAnswer(
 		{
 			message,
 			description:
-				'The service answered with an error instead of a result (HTTP 200 with an "error" body). Correct the request as the message says, or try again later.',
+				'The service answered with an error instead of a result (HTTP 200 with an "error" body). Correct the request as ' +
+					'the message says, or try again later.',
 			itemIndex: where.itemIndex,
 		},
 	);

@@ -4,14 +4,16 @@ import type { INode, JsonObject } from 'n8n-workflow';
 /** What a user should do, per status the service documents (docs/service-interface.md §7). */
 export function hintForStatus(status: number): string {
 	if (status >= 200 && status < 300)
-		return "The service answered but its body could not be read (not JSON, cut short, or empty): check the credential's base URL (it must point at the service's API) and any proxy in between.";
+		return "The service answered but its body could not be read (not JSON, cut short, or empty): check the " +
+			"credential's base URL (it must point at the service's API) and any proxy in between.";
 	if (status === 400) return 'The service rejected the request as invalid: correct the parameters named above.';
 	if (status === 401 || status === 403)
 		return "Check the API key's permissions: is it the right key for this base URL, and may it use this endpoint?";
 	if (status === 404) return 'Not found: check the ID and the base URL of the credential.';
 	if (status === 410) return 'The resource has expired on the service.';
 	if (status === 429)
-		return 'Rate limit exceeded, still after retrying with backoff: lower the request rate (fewer items at once, a longer poll interval).';
+		return 'Rate limit exceeded, still after retrying with backoff: lower the request rate (fewer items at once, a ' +
+			'longer poll interval).';
 	if (status === 502 || status === 503 || status === 504)
 		return 'Upstream or overload failure at the service, still after retrying with backoff: try again later.';
 	if (status >= 500) return 'The service failed: try again later.';
@@ -98,12 +100,15 @@ export interface NetworkErrorInput {
 export const OUTCOME_UNKNOWN = 'outcomeUnknown';
 
 export function networkError(node: INode, input: NetworkErrorInput): NodeApiError {
+	const reason = input.reason ?? `the connection failed (${input.code}) after the request was sent`;
 	const message = input.outcomeUnknown
-		? `The outcome of ${input.method} ${input.path} is unknown: ${input.reason ?? `the connection failed (${input.code}) after the request was sent`}. The service may have accepted it (and may charge for it), so it was not resubmitted.`
+		? `The outcome of ${input.method} ${input.path} is unknown: ${reason}. ` +
+			'The service may have accepted it (and may charge for it), so it was not resubmitted.'
 		: `${input.method} ${input.path} failed: could not reach the service (${input.code}).`;
 	const description = [
 		input.outcomeUnknown
-			? 'Before submitting again, check with the service whether a task was created (its task list or your usage), or wait and look for it; resubmitting blindly can pay for the same work twice.'
+			? 'Before submitting again, check with the service whether a task was created (its task list or your ' +
+				'usage), or wait and look for it; resubmitting blindly can pay for the same work twice.'
 			: 'Check the base URL of the credential, the network and any proxy between n8n and the service.',
 		input.note,
 	]

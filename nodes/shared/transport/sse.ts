@@ -109,8 +109,7 @@ export class SseParser {
 				return;
 			}
 			this.dataLines.push(value);
-		}
-		else if (field === 'event') this.eventName = value;
+		} else if (field === 'event') this.eventName = value;
 		else if (field === 'id' && !value.includes('\0')) this.lastId = value;
 		// 'retry' and unknown fields carry nothing a client of this service needs.
 	}

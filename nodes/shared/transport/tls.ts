@@ -45,8 +45,19 @@ const CERTIFICATE_CODES = new Set([
  * OpenSSL's reasons that only a handshake gives. EPROTO and ERR_SSL_* alone are not enough: a record error after
  * the handshake (a bad MAC, a cut) can come after the request went out, and then the outcome is unknown.
  */
-const HANDSHAKE_REASON =
-	/wrong version number|packet length too long|unknown protocol|unsupported protocol|no protocols available|handshake failure|protocol version|certificate/i;
+const HANDSHAKE_REASON = new RegExp(
+	[
+		'wrong version number',
+		'packet length too long',
+		'unknown protocol',
+		'unsupported protocol',
+		'no protocols available',
+		'handshake failure',
+		'protocol version',
+		'certificate',
+	].join('|'),
+	'i',
+);
 
 /** The texts an error from n8n may carry the OpenSSL reason in (n8n's wrapping moves it between these). */
 export function errorTexts(error: unknown): string[] {
@@ -70,9 +81,13 @@ export function tlsError(
 	node: INode,
 	input: { code: string; method: string; path: string; itemIndex?: number },
 ): NodeApiError {
-	const message = `${input.method} ${input.path} failed: could not reach the service: TLS / certificate problem (${input.code}), check the URL scheme and certificate.`;
+	const message = `${input.method} ${input.path} failed: could not reach the service: TLS / certificate problem ` +
+		`(${input.code}), check the URL scheme and certificate.`;
 	const description =
-		"The secure connection failed before the request was sent, so nothing was sent (nor charged) and it was not retried. If the service speaks plain HTTP, the credential's base URL must start with http://; if its certificate is self-signed or from a private CA, n8n must be made to trust it (NODE_EXTRA_CA_CERTS); an expired certificate or one issued for another name must be fixed on the service.";
+		"The secure connection failed before the request was sent, so nothing was sent (nor charged) and it was not " +
+			"retried. If the service speaks plain HTTP, the credential's base URL must start with http://; if its " +
+			"certificate is self-signed or from a private CA, n8n must be made to trust it (NODE_EXTRA_CA_CERTS); an expired " +
+			"certificate or one issued for another name must be fixed on the service.";
 	const error = new NodeApiError(node, { message }, { message, description, itemIndex: input.itemIndex });
 	// NodeApiError swaps a message naming a network code for its generic text; ours says what to check.
 	error.message = message;

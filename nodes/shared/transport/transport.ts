@@ -351,8 +351,15 @@ export async function gatewayJson<T = unknown>(ctx: GatewayFunctions, request: G
 }
 
 /** A 2xx that cannot be the expected file (an error page, JSON, nothing) becomes a clear error instead. */
-async function rejectNonFile(ctx: GatewayFunctions, request: GatewayRequest, response: IN8nHttpFullResponse): Promise<void> {
-	const type = String(headerValue(response.headers, 'content-type') ?? '').split(';')[0].trim().toLowerCase();
+async function rejectNonFile(
+	ctx: GatewayFunctions,
+	request: GatewayRequest,
+	response: IN8nHttpFullResponse,
+): Promise<void> {
+	const type = String(headerValue(response.headers, 'content-type') ?? '')
+		.split(';')[0]
+		.trim()
+		.toLowerCase();
 	const textual = type.startsWith('text/') || /^application\/([\w.-]+\+)?json$/.test(type);
 	const empty = String(headerValue(response.headers, 'content-length') ?? '') === '0';
 	if (!textual && !empty) return;
@@ -375,7 +382,6 @@ export async function gatewayStream(ctx: GatewayFunctions, request: GatewayReque
 	if (request.expectFile && !redirected) await rejectNonFile(ctx, request, response);
 	return streamResponse(response, hangUp);
 }
-
 
 /** A URL for error messages: no query string (it may hold a CDN signature) and no user info. */
 function urlForMessages(url: URL): string {
@@ -455,7 +461,9 @@ function asFileUrlError(ctx: IExecuteFunctions, error: unknown, itemIndex?: numb
 	const failed = asNodeError(ctx, error, itemIndex);
 	const status = Number((failed as { httpCode?: unknown }).httpCode);
 	if (failed instanceof NodeApiError && status >= 400 && status < 500 && status !== 429) {
-		failed.description = `The file URL the service returned was refused by its host (HTTP ${status}). No API key is sent to another host, so this is about the URL itself: signed file URLs expire (often within minutes or an hour) and some work only once. Files are fetched right after generation; fetch any kept URL promptly.`;
+		failed.description = `The file URL the service returned was refused by its host (HTTP ${status}). No API key is ` +
+			`sent to another host, so this is about the URL itself: signed file URLs expire (often within minutes or an ` +
+			`hour) and some work only once. Files are fetched right after generation; fetch any kept URL promptly.`;
 	}
 	return failed;
 }
