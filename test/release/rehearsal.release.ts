@@ -23,9 +23,9 @@
  *
  * Then the README's npm route from that registry: `npm install --omit=peer n8n-nodes-gen-gateway` in a new n8n home's
  * ~/.n8n/nodes, n8n 2.41.1 starts and lists the four nodes, and the Video node generates a video against the mock
- * service (under the shared e2e lock).
+ * service. On a shared machine run the whole file under the e2e lock (`flock /tmp/gg-e2e.lock npm run test:release`):
+ * it starts a real n8n, and its three jobs keep both cores busy.
  */
-import { spawn, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -42,7 +42,6 @@ import { startLocalRegistry, type LocalRegistry } from '../support/localRegistry
 
 const JOB_TIMEOUT = 25 * 60_000;
 const STEP_TIMEOUT = 15 * 60_000;
-const E2E_LOCK = '/tmp/gg-e2e.lock';
 /** What setup-node exports as NODE_AUTH_TOKEN when registry-url is set and the step names none. */
 const PLACEHOLDER_TOKEN = 'XXXXX-XXXXX-XXXXX-XXXXX';
 
@@ -179,20 +178,6 @@ function failures(results: StepResult[]): string[] {
 		.map((result) => `${result.label}: exit ${result.exitCode}\n${tail(result.stdout, 30)}\n${tail(result.stderr, 30)}`);
 }
 
-/** Holds the shared e2e lock (flock) until release() is called. */
-async function holdLock(file: string): Promise<() => Promise<void>> {
-	const holder: ChildProcess = spawn('flock', [file, '-c', 'echo locked; exec cat'], { stdio: ['pipe', 'pipe', 'inherit'] });
-	await new Promise<void>((resolve, reject) => {
-		holder.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('locked') && resolve());
-		holder.on('exit', (code) => reject(new Error(`flock ${file} exited with ${code}`)));
-	});
-	return async () => {
-		const exited = new Promise((resolve) => holder.on('exit', resolve));
-		holder.stdin!.end();
-		await exited;
-	};
-}
-
 const PUBLISH_STEP = (step: RunStep) => /^npm publish\b/.test(step.script.trim());
 let publishPlan: JobPlan;
 let publishEnv: NodeJS.ProcessEnv;
@@ -317,11 +302,9 @@ it(
 describe("the README's npm route from that registry, in n8n 2.41.1", () => {
 	let home: N8nHome;
 	let mock: MockClient;
-	let release: (() => Promise<void>) | undefined;
 	const apiKey = `sk-release-${randomId(20)}`;
 
 	beforeAll(async () => {
-		release = await holdLock(E2E_LOCK);
 		mock = await spawnMockProcess({ apiKey });
 		home = await createN8nHome({ withPackage: false, logLevel: 'info' });
 	}, 10 * 60_000);
@@ -329,7 +312,6 @@ describe("the README's npm route from that registry, in n8n 2.41.1", () => {
 	afterAll(async () => {
 		await home?.dispose();
 		await mock?.stop();
-		await release?.();
 	});
 
 	it(
