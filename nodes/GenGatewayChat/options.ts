@@ -7,11 +7,11 @@ import { canStreamToChat } from '../shared/run/chatStreaming';
 
 /** The "Options" both operations share, and how each becomes request-body fields for one endpoint. */
 
-export type Endpoint = 'chat' | 'responses';
+type Endpoint = 'chat' | 'responses';
 
-export type StreamingMode = 'auto' | 'always' | 'never';
+type StreamingMode = 'auto' | 'always' | 'never';
 
-export interface ChatOptions {
+interface ChatOptions {
 	extraBody?: unknown;
 	jsonOutput?: boolean;
 	maxTokens?: number;
@@ -107,7 +107,7 @@ export const optionsProperty: INodeProperties = {
 };
 
 /** One stop sequence, or a JSON array of them. */
-export function parseStop(
+function parseStop(
 	ctx: IExecuteFunctions,
 	raw: string | undefined,
 	itemIndex: number,

@@ -13,7 +13,7 @@ export const simplifyProperty: INodeProperties = {
 			'gave them) instead of the full response of the service',
 };
 
-export interface Reply {
+interface Reply {
 	content: string | null;
 	role: string;
 	finish_reason: string | null;
@@ -49,7 +49,7 @@ function outputItems(response: IDataObject): IDataObject[] {
 }
 
 /** The `refusal` parts of the response's messages, joined; undefined when the model did not decline. */
-export function responseRefusal(response: IDataObject): string | undefined {
+function responseRefusal(response: IDataObject): string | undefined {
 	const text = outputItems(response)
 		.filter((item) => item.type === 'message')
 		.flatMap((item) => (Array.isArray(item.content) ? (item.content as IDataObject[]) : []))
@@ -60,7 +60,7 @@ export function responseRefusal(response: IDataObject): string | undefined {
 }
 
 /** `function_call` output items in the chat `tool_calls` shape (id is the `call_id` an answer must quote). */
-export function responseToolCalls(response: IDataObject): IDataObject[] | undefined {
+function responseToolCalls(response: IDataObject): IDataObject[] | undefined {
 	const calls = outputItems(response)
 		.filter((item) => item.type === 'function_call')
 		.map((item) => ({
@@ -114,7 +114,7 @@ function withoutFence(text: string): string {
 }
 
 /** JSON output mode: the reply parsed, or an error that says what came back and why it may not be JSON. */
-export function parseJsonReply(ctx: IExecuteFunctions, reply: Reply, itemIndex: number): IDataObject | IDataObject[] {
+function parseJsonReply(ctx: IExecuteFunctions, reply: Reply, itemIndex: number): IDataObject | IDataObject[] {
 	const text = reply.content ?? '';
 	try {
 		const parsed = JSON.parse(withoutFence(text)) as unknown;

@@ -7,7 +7,7 @@ import { gatewayJson } from '../shared/transport/transport';
 import type { StreamAssembler } from './streamAssembler';
 import { streamedRequest } from './streaming';
 
-export interface PaidChatRequest {
+interface PaidChatRequest {
 	/** `/v1/chat/completions` or `/v1/responses`. */
 	path: string;
 	body: IDataObject;

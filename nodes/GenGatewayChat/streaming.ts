@@ -53,7 +53,7 @@ function withPartial(error: NodeApiError, message: string, partial: string, outc
 	return error;
 }
 
-export function brokenStreamError(
+function brokenStreamError(
 	ctx: IExecuteFunctions,
 	request: { path: string; itemIndex: number },
 	partial: string,

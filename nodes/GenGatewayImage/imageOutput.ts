@@ -16,7 +16,7 @@ export type OutputMode = 'itemPerImage' | 'oneItem';
 /** Where an error item keeps the URLs of images that were generated (and paid) but could not be downloaded. */
 export const IMAGE_URLS = 'imageUrls';
 
-export interface ImageEntry extends IDataObject {
+interface ImageEntry extends IDataObject {
 	b64_json?: string;
 	url?: string;
 	revised_prompt?: string;
@@ -34,7 +34,7 @@ export function imageEntries(ctx: IExecuteFunctions, response: IDataObject, item
 }
 
 /** Binary property names: `data` per item, or `data_0`, `data_1`, … when all images share one item. */
-export function binaryKey(base: string, index: number, mode: OutputMode): string {
+function binaryKey(base: string, index: number, mode: OutputMode): string {
 	return mode === 'oneItem' ? `${base}_${index}` : base;
 }
 

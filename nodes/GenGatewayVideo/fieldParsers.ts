@@ -19,7 +19,7 @@ export class InvalidVideoRequest extends Error {
 const MAX_URL_LENGTH = 4096;
 
 /** A user name or password inside a URL (`//user:pass@host`) never reaches a message. */
-export function redactUserInfo(text: string): string {
+function redactUserInfo(text: string): string {
 	return text.replace(/\/\/[^/?#\s@]*@/g, '//***@');
 }
 
@@ -48,7 +48,7 @@ export function isEmpty(value: unknown): boolean {
  * a host, without white space or backslashes inside (the parser would rewrite them), and without a user name or
  * password (it would be sent on and echoed in the node's output).
  */
-export function checkUrl(field: string, model: string, value: unknown): string {
+function checkUrl(field: string, model: string, value: unknown): string {
 	if (typeof value !== 'string') {
 		throw new InvalidVideoRequest(field, model, `each entry must be an HTTP(S) URL, got ${describeValue(value)}`);
 	}
@@ -83,7 +83,7 @@ export function checkUrl(field: string, model: string, value: unknown): string {
  * Text holding URLs: split on white space and new lines, and on a comma only where another `http(s)://` follows, so
  * that URLs with commas (common on image CDNs: `…/w_200,h_100/a.png`) stay whole. Commas around an entry are dropped.
  */
-export function splitUrlText(text: string): string[] {
+function splitUrlText(text: string): string[] {
 	return text
 		.split(/\s+|,(?=\s*https?:\/\/)/i)
 		.map((part) => part.replace(/^,+|,+$/g, ''))

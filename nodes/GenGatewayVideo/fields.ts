@@ -24,7 +24,7 @@ import type { VideoModelCapabilities } from './matrix';
  * (request.ts), "set by the user" (isSetByUser below) and the editor's fields all derive from it: adding a capability
  * touches this list only.
  */
-export interface ModelFieldSpec {
+interface ModelFieldSpec {
 	/** Node parameter name: part of the node's public contract (workflows store it). */
 	name: string;
 	/** Key in the request body (docs/service-interface.md §2.3). */
@@ -198,12 +198,12 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 ];
 
 /** The default a field has in the variant shown for this model. */
-export function fieldDefaultFor(spec: ModelFieldSpec, model: VideoModelCapabilities): unknown {
+function fieldDefaultFor(spec: ModelFieldSpec, model: VideoModelCapabilities): unknown {
 	return spec.describe(model).default;
 }
 
 /** Every default any variant of the field has (the value n8n fills in when another model's variant was shown). */
-export function fieldDefaults(spec: ModelFieldSpec): unknown[] {
+function fieldDefaults(spec: ModelFieldSpec): unknown[] {
 	return [
 		...new Set(VIDEO_MODELS.filter((model) => spec.supports(model)).map((model) => fieldDefaultFor(spec, model))),
 	];
@@ -268,7 +268,7 @@ export function modelFieldProperties(operation: string): INodeProperties[] {
 }
 
 /** One line per model for the model picker: what the matrix allows, so users choose knowingly. */
-export function modelSummary(model: VideoModelCapabilities): string {
+function modelSummary(model: VideoModelCapabilities): string {
 	const refs = model.references;
 	const parts = [
 		`${model.duration.min}–${model.duration.max} s`,

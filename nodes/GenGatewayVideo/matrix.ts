@@ -4,7 +4,7 @@
  * Nothing anywhere infers a capability from a model's name.
  */
 
-export interface DurationRule {
+interface DurationRule {
 	/** Inclusive bounds, in seconds. */
 	min: number;
 	max: number;
@@ -15,13 +15,13 @@ export interface DurationRule {
 }
 
 /** Reference limits; 0 means the kind of reference is unsupported (`-` in the matrix). */
-export interface ReferenceLimits {
+interface ReferenceLimits {
 	images: number;
 	videos: number;
 	audios: number;
 }
 
-export interface AudioRule {
+interface AudioRule {
 	supported: boolean;
 	/** Default of `generate_audio` when supported. */
 	default: boolean;

@@ -18,7 +18,7 @@ export type VideoInput = { prompt?: unknown } & Partial<Record<string, unknown>>
 export type VideoRequestBody = IDataObject & { model: string; prompt: string };
 
 /** The matrix row of a model (an id, or the row readVideoParameters resolved), or an InvalidVideoRequest. */
-export function resolveVideoModel(modelId: unknown): VideoModelCapabilities {
+function resolveVideoModel(modelId: unknown): VideoModelCapabilities {
 	const model = videoModelOf(modelId);
 	if (!model) {
 		throw new InvalidVideoRequest(

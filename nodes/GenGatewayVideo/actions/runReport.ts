@@ -7,7 +7,7 @@ import type { IDataObject } from 'n8n-workflow';
  * stops the run from submitting more paid tasks and from waiting on the others (fail fast): the run fails anyway.
  */
 
-export interface SubmittedTask {
+interface SubmittedTask {
 	item: number;
 	task_id: string;
 	/** The last status seen ('SUBMITTED' before the first poll). */

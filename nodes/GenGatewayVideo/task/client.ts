@@ -61,7 +61,7 @@ export async function submitTask(
 }
 
 /** The four states of docs/service-interface.md §3; anything else is not part of the contract. */
-export const TASK_STATES: readonly string[] = ['QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE'];
+const TASK_STATES: readonly string[] = ['QUEUED', 'IN_PROGRESS', 'SUCCESS', 'FAILURE'];
 
 const isRecord = (value: unknown): value is IDataObject =>
 	!!value && typeof value === 'object' && !Array.isArray(value);
@@ -73,7 +73,7 @@ function statusRecord(body: IDataObject): IDataObject {
 	return body;
 }
 
-export function statusFromBody(taskId: string, body: IDataObject): TaskStatus {
+function statusFromBody(taskId: string, body: IDataObject): TaskStatus {
 	const record = statusRecord(body);
 	const status: TaskStatus = {
 		task_id: typeof record.task_id === 'string' ? record.task_id : taskId,
@@ -107,7 +107,7 @@ export async function getTaskStatus(
 }
 
 /** A status outside the contract, quoted for the error: the value, or which fields came instead (never the values). */
-export function unexpectedStatus(body: IDataObject): string | undefined {
+function unexpectedStatus(body: IDataObject): string | undefined {
 	const record = statusRecord(body);
 	if (typeof record.status === 'string') {
 		return TASK_STATES.includes(record.status.trim().toUpperCase())
@@ -123,7 +123,7 @@ export function unexpectedStatus(body: IDataObject): string | undefined {
  * full shape is not part of the contract; a documented-looking `artifacts` wins over a `data` wrapper). Undefined
  * when no list is recognised.
  */
-export function findArtifactList(body: unknown): unknown[] | undefined {
+function findArtifactList(body: unknown): unknown[] | undefined {
 	if (Array.isArray(body)) return body;
 	if (!isRecord(body)) return undefined;
 	const data = isRecord(body.data) ? body.data : undefined;
@@ -133,7 +133,7 @@ export function findArtifactList(body: unknown): unknown[] | undefined {
 	return undefined;
 }
 
-export function artifactsFromBody(body: unknown): Artifact[] {
+function artifactsFromBody(body: unknown): Artifact[] {
 	const list = findArtifactList(body);
 	if (!list) return [];
 	return list.filter(

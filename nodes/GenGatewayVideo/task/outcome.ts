@@ -44,7 +44,7 @@ function reportProgress(ctx: IExecuteFunctions, status: TaskStatus, last: { text
 	}
 }
 
-export function pickVideoArtifact(artifacts: Artifact[]): Artifact | undefined {
+function pickVideoArtifact(artifacts: Artifact[]): Artifact | undefined {
 	return artifacts.find((artifact) => artifact.key === 'video');
 }
 

@@ -8,7 +8,7 @@ import type { TaskOutput } from './outcome';
 /** Waiting and download settings of Generate and Wait for Completion (limits: docs/service-interface.md §8). */
 
 export const MAX_WAIT_MINUTES = 30;
-export const DEFAULT_POLL_SECONDS = 5;
+const DEFAULT_POLL_SECONDS = 5;
 export const DEFAULT_CONCURRENCY = 5;
 
 export function downloadProperties(operations: string[], extraShow: Record<string, boolean[]> = {}): INodeProperties[] {
@@ -95,7 +95,7 @@ export interface WaitOptions {
 }
 
 /** The part of WaitOptions the node's Options give. */
-export type NodeWaitOptions = Pick<WaitOptions, 'pollIntervalMs' | 'maxWaitMs' | 'maxConcurrency'>;
+type NodeWaitOptions = Pick<WaitOptions, 'pollIntervalMs' | 'maxWaitMs' | 'maxConcurrency'>;
 
 function checkRange(
 	ctx: IExecuteFunctions,

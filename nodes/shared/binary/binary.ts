@@ -10,13 +10,13 @@ import type { Readable } from '../transport/transport';
  * magic numbers cannot. A stream is regrouped into large chunks for n8n's store (largeChunks.ts).
  */
 
-export interface MediaType {
+interface MediaType {
 	mimeType: string;
 	extension: string;
 }
 
 /** Bytes needed to recognise every type below (an SVG's root element may follow an XML prolog and comments). */
-export const SNIFF_BYTES = 512;
+const SNIFF_BYTES = 512;
 
 const ascii = (bytes: Uint8Array, start: number, end: number) =>
 	String.fromCharCode(...Array.from(bytes.subarray(start, end)));
@@ -195,7 +195,7 @@ function nextStreamSignal(stream: Readable): Promise<boolean> {
 	});
 }
 
-export interface ToBinaryOptions {
+interface ToBinaryOptions {
 	/** The file name; the detected type's extension is added when it has none. */
 	fileName: string;
 	/** Used only when the bytes match no known type (e.g. the Content-Type of the answer). */

@@ -4,10 +4,10 @@ import { gatewayJson } from '../transport/transport';
 import type { GatewayFunctions } from '../transport/transport';
 
 /** One entry of `GET /v1/models`, as the service returned it (extra fields kept). */
-export type ModelEntry = IDataObject & { id: string };
+type ModelEntry = IDataObject & { id: string };
 
 /** Accepts `{data: [...]}` (OpenAI style), `{models: [...]}` or a bare array; entries without an id are dropped. */
-export function modelsFromBody(body: unknown): ModelEntry[] {
+function modelsFromBody(body: unknown): ModelEntry[] {
 	const record = body as Record<string, unknown> | undefined;
 	const list = Array.isArray(body) ? body : (record?.data ?? record?.models);
 	if (!Array.isArray(list)) return [];

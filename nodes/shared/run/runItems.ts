@@ -12,7 +12,7 @@ import { releaseSubmissions } from './submissionGuard';
  * Continue On Fail per item and, when the run ends with output, releases the submission guard's memory of it.
  */
 
-export type ItemWork = (itemIndex: number, gate: Gate) => Promise<INodeExecutionData | INodeExecutionData[]>;
+type ItemWork = (itemIndex: number, gate: Gate) => Promise<INodeExecutionData | INodeExecutionData[]>;
 
 export interface RunPolicy {
 	/**

@@ -17,7 +17,7 @@ import { maySendAgain } from '../transport/retry';
  * of a run that finished cleanly are dropped at once; entries of one that failed for good expire after ENTRY_TTL_MS.
  */
 
-export type GuardEntry =
+type GuardEntry =
 	| { state: 'sending'; at: number }
 	| { state: 'accepted'; value: unknown; at: number }
 	| { state: 'unknown'; error: unknown; at: number };
@@ -28,7 +28,7 @@ export const ENTRY_TTL_MS = 60 * 60 * 1000;
 const entries = new Map<string, GuardEntry>();
 
 /** FNV-1a with two seeds (64 bits): a short fingerprint, so a changed request is never mistaken for the earlier one. */
-export function fingerprint(text: string): string {
+function fingerprint(text: string): string {
 	let a = 0x811c9dc5;
 	let b = 0x01000193 ^ text.length;
 	for (let i = 0; i < text.length; i++) {
@@ -47,7 +47,7 @@ export interface GuardScope {
 }
 
 /** The run index n8n gives this run of the node (the `$runIndex` of expressions); 0 where it cannot be read. */
-export function runIndexOf(ctx: IExecuteFunctions): number {
+function runIndexOf(ctx: IExecuteFunctions): number {
 	try {
 		const value = ctx.getWorkflowDataProxy(0).$runIndex as unknown;
 		return typeof value === 'number' && Number.isInteger(value) ? value : 0;
@@ -87,7 +87,7 @@ export function remember(key: string, entry: GuardEntry): void {
 	entries.set(key, entry);
 }
 
-export function forget(key: string): void {
+function forget(key: string): void {
 	entries.delete(key);
 }
 
@@ -101,7 +101,7 @@ export function guardSize(): number {
 	return entries.size;
 }
 
-export interface GuardedRequest<T> {
+interface GuardedRequest<T> {
 	itemIndex: number;
 	/** What is paid for (the request body): a changed request is a new submission. */
 	request: unknown;
@@ -115,7 +115,7 @@ export interface GuardedRequest<T> {
 	scope?: GuardScope;
 }
 
-export interface GuardedResult<T> {
+interface GuardedResult<T> {
 	value: T;
 	/** True when an earlier try of this run had it accepted and nothing was sent now. */
 	resumed: boolean;

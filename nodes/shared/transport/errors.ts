@@ -58,7 +58,7 @@ export function messageFromBody(body: unknown): { message: string; parsed: boole
 	return { message: 'The service answered without an error message.', parsed: false };
 }
 
-export interface ApiErrorInput {
+interface ApiErrorInput {
 	status: number;
 	body: unknown;
 	method: string;
@@ -84,7 +84,7 @@ export function apiErrorFromResponse(node: INode, input: ApiErrorInput): NodeApi
 	return error;
 }
 
-export interface NetworkErrorInput {
+interface NetworkErrorInput {
 	code: string;
 	method: string;
 	path: string;
@@ -137,7 +137,7 @@ interface ErrorSite {
  * n8n's cancellation errors (Manual/Timeout/SystemShutdown…ExecutionCancelledError), recognised by name as the engine
  * itself does, so a copy of n8n-workflow other than the one the package resolves is recognised too.
  */
-export function isCancellationError(error: unknown): boolean {
+function isCancellationError(error: unknown): boolean {
 	return error instanceof Error && /CancelledError$/.test(error.name);
 }
 

@@ -40,14 +40,14 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
  * A read (status, artifacts, downloads, the model list): 429/502/503/504 and network failures are retried; any other
  * non-2xx answer is an error.
  */
-export type RequestKind = 'read' | 'submit';
+type RequestKind = 'read' | 'submit';
 
-export type AnswerVerdict = 'accepted' | 'retry' | 'refused' | 'unknown';
+type AnswerVerdict = 'accepted' | 'retry' | 'refused' | 'unknown';
 
 /** Statuses retried with backoff: for a paid POST, the service's "no, try later" (nothing was created). */
-export const SUBMIT_RETRY_STATUSES: readonly number[] = [429, 502, 503];
+const SUBMIT_RETRY_STATUSES: readonly number[] = [429, 502, 503];
 /** A read is safe to repeat: a gateway timing out (504) is retried too. */
-export const READ_RETRY_STATUSES: readonly number[] = [...SUBMIT_RETRY_STATUSES, 504];
+const READ_RETRY_STATUSES: readonly number[] = [...SUBMIT_RETRY_STATUSES, 504];
 
 export function answerVerdict(kind: RequestKind, status: number): AnswerVerdict {
 	if (status >= 200 && status < 300) return 'accepted';
@@ -57,7 +57,7 @@ export function answerVerdict(kind: RequestKind, status: number): AnswerVerdict 
 }
 
 /** Network failures that prove the request never left: nothing can have been accepted, so it may be sent again. */
-export const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+const NOT_SENT_CODES: ReadonlySet<string> = new Set([
 	'ECONNREFUSED',
 	'ENOTFOUND',
 	'EAI_AGAIN',
@@ -78,7 +78,7 @@ export function maySendAgain(error: unknown): boolean {
 }
 
 /** Attempts in all for a download whose body breaks mid-way (a read; started again from the first byte). */
-export const BROKEN_BODY_ATTEMPTS = 3;
+const BROKEN_BODY_ATTEMPTS = 3;
 const BROKEN_BODY_STEP_MS = 500;
 
 /** The wait before reading a broken body again (500 ms, then 1 s), or undefined when the attempts are spent. */
@@ -104,7 +104,7 @@ export function backoffDelay(attempt: number, policy: RetryPolicy, random: () =>
 	return Math.round(ceiling / 2 + (ceiling / 2) * random());
 }
 
-export interface RetryDecisionInput {
+interface RetryDecisionInput {
 	/** The attempt that just failed (1 for the first). */
 	attempt: number;
 	elapsedMs: number;

@@ -15,7 +15,7 @@ export interface SseEvent {
 	id?: string;
 }
 
-export const DONE_MARKER = '[DONE]';
+const DONE_MARKER = '[DONE]';
 
 export class SseParser {
 	/** True once `data: [DONE]` arrived: the stream is complete. */

@@ -28,7 +28,7 @@ export type Readable = Exclude<Parameters<IExecuteFunctions['helpers']['prepareB
 
 export type GatewayFunctions = IExecuteFunctions | ILoadOptionsFunctions;
 
-export interface GatewayRequest {
+interface GatewayRequest {
 	method: IHttpRequestMethods;
 	/** Path under the base URL, starting with /v1. */
 	path: string;

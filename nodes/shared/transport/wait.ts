@@ -7,7 +7,7 @@ import * as n8nWorkflow from 'n8n-workflow';
  *   - 2.34 and later: only `sleep(ms, signal?)`, which rejects with the signal's reason (a plain AbortError).
  * The package runs against n8n's own copy (not the one it was built with), so the choice is made at run time.
  */
-export type AbortableSleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+type AbortableSleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 type SleepExports = Record<string, unknown>;
 
