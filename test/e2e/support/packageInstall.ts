@@ -34,21 +34,45 @@ export function cleanNpmEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 
 let packed: { key: string; file: string } | undefined;
 
-/** `npm pack` of the built package (dist/ as it is), cached by the content of what it packs. */
+/**
+ * `npm pack` of the built package (dist/ as it is), cached by the content of what it packs: within this process, and
+ * across the jest workers of a run (each test file would otherwise pack the same content again, about 2 s each). A
+ * tarball is published to the shared folder only once complete (packed in a private folder, then renamed), and
+ * `packed.json`, written last, names it.
+ */
 export function packedTarball(): string {
 	const key = contentKey();
 	if (packed?.key === key && fs.existsSync(packed.file)) return packed.file;
 	const dir = path.join(TEMP_ROOT, `gen-gateway-pack-${key}`);
-	fs.mkdirSync(dir, { recursive: true });
-	const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], {
-		cwd: REPO_ROOT,
-		env: cleanNpmEnv(),
-		encoding: 'utf8',
-		stdio: ['ignore', 'pipe', 'pipe'],
-	});
-	const [{ filename }] = JSON.parse(out) as Array<{ filename: string }>;
-	packed = { key, file: path.join(dir, filename) };
-	return packed.file;
+	const record = path.join(dir, 'packed.json');
+	try {
+		const { filename } = JSON.parse(fs.readFileSync(record, 'utf8')) as { filename: string };
+		if (fs.existsSync(path.join(dir, filename))) {
+			packed = { key, file: path.join(dir, filename) };
+			return packed.file;
+		}
+	} catch {
+		// not packed yet by anyone
+	}
+	const staging = fs.mkdtempSync(path.join(TEMP_ROOT, 'gen-gateway-pack-staging-'));
+	try {
+		const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', staging], {
+			cwd: REPO_ROOT,
+			env: cleanNpmEnv(),
+			encoding: 'utf8',
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
+		const [{ filename }] = JSON.parse(out) as Array<{ filename: string }>;
+		fs.mkdirSync(dir, { recursive: true });
+		fs.renameSync(path.join(staging, filename), path.join(dir, filename));
+		const tmpRecord = path.join(staging, 'packed.json');
+		fs.writeFileSync(tmpRecord, JSON.stringify({ filename }));
+		fs.renameSync(tmpRecord, record);
+		packed = { key, file: path.join(dir, filename) };
+		return packed.file;
+	} finally {
+		fs.rmSync(staging, { recursive: true, force: true });
+	}
 }
 
 /** A hash of package.json and every file under dist/: a new build gives a new tarball. */
