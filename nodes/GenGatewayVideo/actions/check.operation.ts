@@ -4,9 +4,10 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { runItems } from '../../shared/run/runItems';
 import { checkTaskOnce } from '../task/outcome';
 import {
-	DEFAULT_CONCURRENCY,
 	downloadProperties,
-	MAX_WAIT_MINUTES,
+	maxConcurrencyOption,
+	maxWaitOption,
+	optionsCollection,
 	readTaskOutput,
 	readWaitOptions,
 } from '../task/waitOptions';
@@ -34,42 +35,22 @@ export const properties: INodeProperties[] = [
 		default: '={{ $json.submitted_at }}',
 		description:
 			'When the task was submitted (an ISO 8601 time, the submitted_at of Generate): Max Wait counts from it. Empty: ' +
-				'from the first check of the task in this execution.',
+			'from the first check of the task in this execution.',
 		displayOptions: { show: { operation: [OPERATION] } },
 	},
 	...downloadProperties([OPERATION]),
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		displayOptions: { show: { operation: [OPERATION] } },
-		options: [
-			{
-				displayName: 'Max Concurrency',
-				name: 'maxConcurrency',
-				type: 'number',
-				typeOptions: { minValue: 1, maxValue: 50, numberPrecision: 0 },
-				default: DEFAULT_CONCURRENCY,
-				description: 'How many requests (status checks, downloads) run at the same time; results keep the input order',
-			},
-			{
-				displayName: 'Max Wait (Minutes)',
-				name: 'maxWait',
-				type: 'number',
-				typeOptions: {
-					minValue: 0.05,
-					maxValue: MAX_WAIT_MINUTES,
-					numberPrecision: 2,
-				},
-				default: MAX_WAIT_MINUTES,
-				description:
-					'Counted from Submitted At: a task still running after this long fails the item instead of going round again ' +
-						'(at most 30, the service limit)',
-			},
+	optionsCollection(
+		[OPERATION],
+		[
+			maxConcurrencyOption(
+				'How many requests (status checks, downloads) run at the same time; results keep the input order',
+			),
+			maxWaitOption(
+				'Counted from Submitted At: a task still running after this long fails the item instead of going round ' +
+					'again (at most 30, the service limit)',
+			),
 		],
-	},
+	),
 ];
 
 /** Submitted At as epoch ms; empty means "first seen by this node in this execution" (kept in the node's context). */

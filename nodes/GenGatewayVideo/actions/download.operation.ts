@@ -1,9 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { runItems } from '../../shared/run/runItems';
 import { listArtifacts, downloadArtifact } from '../task/client';
-import { videoRun } from './runPolicy';
-import { checkPathSegment, readTaskId, taskIdProperty } from './taskId';
+import { forEachTask } from './runPolicy';
+import { checkPathSegment, taskIdProperty } from './taskId';
 
 export const properties: INodeProperties[] = [
 	taskIdProperty(['download']),
@@ -27,33 +26,17 @@ export const properties: INodeProperties[] = [
 
 /** Streams one artifact of a finished task into binary data. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	return [
-		await runItems(
-			this,
-			async (itemIndex, gate) => {
-				const taskId = readTaskId(this, itemIndex);
-				const key = checkPathSegment(
-					this,
-					'Artifact Key',
-					String(this.getNodeParameter('artifactKey', itemIndex, 'video') || 'video').trim(),
-					itemIndex,
-				);
-				const property = this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string;
-				// The listing gives the artifact's MIME type; a listing that fails or lacks the key still lets us try the key.
-				const listed = (await listArtifacts(this, taskId, itemIndex, gate).catch(() => [])).find((a) => a.key === key);
-				const binary = await downloadArtifact(this, taskId, listed ?? { key }, itemIndex, gate);
-				return {
-					json: {
-						task_id: taskId,
-						artifact_key: key,
-						mime_type: binary.mimeType,
-						file_name: binary.fileName,
-					},
-					binary: { [property]: binary },
-					pairedItem: { item: itemIndex },
-				};
-			},
-			videoRun(),
-		),
-	];
+	return await forEachTask(this, async (taskId, itemIndex, gate) => {
+		const artifactKey = String(this.getNodeParameter('artifactKey', itemIndex, 'video') || 'video').trim();
+		const key = checkPathSegment(this, 'Artifact Key', artifactKey, itemIndex);
+		const property = this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string;
+		// The listing gives the artifact's MIME type; a listing that fails or lacks the key still lets us try the key.
+		const listed = (await listArtifacts(this, taskId, itemIndex, gate).catch(() => [])).find((a) => a.key === key);
+		const binary = await downloadArtifact(this, taskId, listed ?? { key }, itemIndex, gate);
+		return {
+			json: { task_id: taskId, artifact_key: key, mime_type: binary.mimeType, file_name: binary.fileName },
+			binary: { [property]: binary },
+			pairedItem: { item: itemIndex },
+		};
+	});
 }

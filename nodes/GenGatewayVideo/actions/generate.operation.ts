@@ -42,7 +42,7 @@ export const properties: INodeProperties[] = [
 		default: true,
 		description:
 			'Whether to wait until the video is ready (polling its status). Off: output the task_id at once and resume later ' +
-				'with "Wait for Completion".',
+			'with "Wait for Completion".',
 		displayOptions: { show: { operation: [OPERATION] } },
 	},
 	...downloadProperties([OPERATION], { waitForCompletion: [true] }),

@@ -1,5 +1,10 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import type { Gate } from '../../shared/run/concurrency';
+import { runItems } from '../../shared/run/runItems';
 import type { RunPolicy } from '../../shared/run/runItems';
 import { DEFAULT_CONCURRENCY } from '../task/waitOptions';
+import { readTaskId } from './taskId';
 
 /** What an error item of a video operation keeps from its error: which task and model, and how it ended. */
 const TASK_ERROR_FIELDS = ['task_id', 'status', 'progress', 'fail_reason', 'model'];
@@ -9,3 +14,13 @@ export const videoRun = (concurrency = DEFAULT_CONCURRENCY): RunPolicy => ({
 	concurrency,
 	errorFields: TASK_ERROR_FIELDS,
 });
+
+/** A one-request operation on the task of each item (Get Status, List Artifacts, Download). */
+export async function forEachTask(
+	ctx: IExecuteFunctions,
+	work: (taskId: string, itemIndex: number, gate: Gate) => Promise<INodeExecutionData>,
+): Promise<INodeExecutionData[][]> {
+	return [
+		await runItems(ctx, async (itemIndex, gate) => await work(readTaskId(ctx, itemIndex), itemIndex, gate), videoRun()),
+	];
+}

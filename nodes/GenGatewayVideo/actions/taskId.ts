@@ -47,7 +47,8 @@ export function checkPathSegment(ctx: IExecuteFunctions, label: string, value: s
 			`${label}: ${JSON.stringify(value.slice(0, 80))} cannot be used: it would change the request path`,
 			{
 				itemIndex,
-				description: `Nothing was sent. Use the value the service returned (for a Task ID, the task_id of Generate's ` +
+				description:
+					`Nothing was sent. Use the value the service returned (for a Task ID, the task_id of Generate's ` +
 					`output).`,
 			},
 		);

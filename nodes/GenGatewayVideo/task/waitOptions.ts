@@ -7,7 +7,7 @@ import type { TaskOutput } from './outcome';
 
 /** Waiting and download settings of Generate and Wait for Completion (limits: docs/service-interface.md §8). */
 
-export const MAX_WAIT_MINUTES = 30;
+const MAX_WAIT_MINUTES = 30;
 const DEFAULT_POLL_SECONDS = 5;
 export const DEFAULT_CONCURRENCY = 5;
 
@@ -33,7 +33,12 @@ export function downloadProperties(operations: string[], extraShow: Record<strin
 	];
 }
 
-export function waitOptionsProperty(operations: string[], extraShow: Record<string, boolean[]> = {}): INodeProperties {
+/** The Options collection of a waiting operation, with the given options in it. */
+export function optionsCollection(
+	operations: string[],
+	options: INodeProperties[],
+	extraShow: Record<string, boolean[]> = {},
+): INodeProperties {
 	return {
 		displayName: 'Options',
 		name: 'options',
@@ -41,27 +46,40 @@ export function waitOptionsProperty(operations: string[], extraShow: Record<stri
 		placeholder: 'Add Option',
 		default: {},
 		displayOptions: { show: { operation: operations, ...extraShow } },
-		options: [
-			{
-				displayName: 'Max Concurrency',
-				name: 'maxConcurrency',
-				type: 'number',
-				typeOptions: { minValue: 1, maxValue: 50, numberPrecision: 0 },
-				default: DEFAULT_CONCURRENCY,
-				description:
-					'How many requests (submissions, status checks, downloads) run at the same time. All items wait in parallel; ' +
-						'results keep the input order.',
-			},
-			{
-				displayName: 'Max Wait (Minutes)',
-				name: 'maxWait',
-				type: 'number',
-				typeOptions: { minValue: 0.05, maxValue: MAX_WAIT_MINUTES, numberPrecision: 2 },
-				default: MAX_WAIT_MINUTES,
-				description:
-					'Give up waiting after this long (at most 30, the service limit). The task keeps running: resume it with Wait ' +
-						'for Completion.',
-			},
+		options,
+	};
+}
+
+export const maxConcurrencyOption = (description: string): INodeProperties => ({
+	displayName: 'Max Concurrency',
+	name: 'maxConcurrency',
+	type: 'number',
+	typeOptions: { minValue: 1, maxValue: 50, numberPrecision: 0 },
+	default: DEFAULT_CONCURRENCY,
+	description,
+});
+
+export const maxWaitOption = (description: string): INodeProperties => ({
+	displayName: 'Max Wait (Minutes)',
+	name: 'maxWait',
+	type: 'number',
+	typeOptions: { minValue: 0.05, maxValue: MAX_WAIT_MINUTES, numberPrecision: 2 },
+	default: MAX_WAIT_MINUTES,
+	description,
+});
+
+export function waitOptionsProperty(operations: string[], extraShow: Record<string, boolean[]> = {}): INodeProperties {
+	return optionsCollection(
+		operations,
+		[
+			maxConcurrencyOption(
+				'How many requests (submissions, status checks, downloads) run at the same time. All items wait in ' +
+					'parallel; results keep the input order.',
+			),
+			maxWaitOption(
+				'Give up waiting after this long (at most 30, the service limit). The task keeps running: resume it with ' +
+					'Wait for Completion.',
+			),
 			{
 				displayName: 'Poll Interval (Seconds)',
 				name: 'pollInterval',
@@ -71,7 +89,8 @@ export function waitOptionsProperty(operations: string[], extraShow: Record<stri
 				description: 'Time between status checks; the service recommends 5 seconds and discourages faster polling',
 			},
 		],
-	};
+		extraShow,
+	);
 }
 
 /**
