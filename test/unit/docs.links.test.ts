@@ -10,10 +10,9 @@ const root = resolve(__dirname, '../..');
  * as they arrive (the test below fails for an entry that exists, so the list cannot go stale).
  */
 const PENDING: string[] = [
-	'docs/install.md',
-	'docs/releasing.md',
 	'docs/screenshots/install-community-nodes.png',
 	'docs/screenshots/update-community-node.png',
+	'test/e2e/communityNodes.e2e.test.ts',
 ];
 
 function markdownFiles(dir: string): string[] {
