@@ -17,10 +17,12 @@
 // after the update and delivers its mp4; uninstall (nodes gone, workflows kept, n8n's missing-node state, n8n up);
 // install again.
 //
-// Time: about 3 minutes, most of it n8n's own pace: n8n start (about 15 s), package installs and updates (npm pack
-// and install, 2-10 s each, plus `npm outdated` each time the page lists packages), two example runs, and the durable
-// wait: its Wait node must park the execution in the database (n8n keeps waits under 65 s in memory), so the resume
-// comes 70 s after parking; the update, the search and the second run fill that time.
+// Time: 172 s measured (2026-11-24, 2 cores shared with other work; set-up with n8n start, Chromium and sign-in about
+// 25 s), over 60 s because every step is n8n's own pace and they depend on each other: package installs and updates
+// (npm pack and install, 2-10 s each, plus `npm outdated` each time the page lists packages), two example runs from
+// the editor, and the durable wait, whose Wait node must park the execution in the database (n8n keeps waits under
+// 65 s in memory), so the resume comes 70 s after parking; the update, the "+" search and the second run fill that
+// time (about 45 s of it is still idle).
 import { execFileSync } from 'child_process';
 import { createHash, randomBytes } from 'crypto';
 import * as fs from 'fs';
@@ -299,8 +301,6 @@ describe('Settings → Community nodes in Chromium on n8n 2.41.1: install, updat
 			const confirmation = await step(page(), 'update', () => updateFromCard(page(), PACKAGE_NAME, '0.1.1'));
 			state.updatedAt = Date.now();
 			expect(confirmation.title).toBe('Update node package');
-			// eslint-disable-next-line no-console
-			console.log(`update confirmation: ${JSON.stringify(confirmation)}`);
 			expect(confirmation.text).toMatch(/^Package includes: /);
 			for (const name of NODE_NAMES) expect(confirmation.text).toContain(name);
 			expect((await readCards(page()))[0]).toMatchObject({ version: '0.1.1', updateOffered: false });
@@ -363,9 +363,9 @@ describe('Settings → Community nodes in Chromium on n8n 2.41.1: install, updat
 		async () => {
 			await step(page(), 'open Community nodes', () => openCommunityNodes(page(), server.url));
 			const confirmation = await step(page(), 'uninstall', () => uninstallFromCard(page(), PACKAGE_NAME));
-			// eslint-disable-next-line no-console
-			console.log(`uninstall confirmation: ${JSON.stringify(confirmation)}`);
 			expect(confirmation.title).toBe('Uninstall node package');
+			// n8n names the workflows that use the package's nodes (its update dialog says none do: n8n 2.41.1's own slip).
+			for (const workflow of [example, durable]) expect(confirmation.text).toContain(workflow.name);
 			expect(await readCards(page())).toEqual([]);
 			expect(await nodeTypesLoaded()).toEqual([]);
 			expect(fs.existsSync(installedPackageDir(home.dir))).toBe(false);
@@ -408,7 +408,9 @@ describe('Settings → Community nodes in Chromium on n8n 2.41.1: install, updat
 			await step(page(), 'open the example', () => openWorkflow(page(), server.url, example.id));
 			await page().locator('[data-test-id="canvas-node"][data-node-name="Generate Video"]').waitFor({ timeout: UI_TIMEOUT });
 			expect(await page().locator('[data-test-id="node-not-installed"]').count()).toBe(0);
-			expect(browserEscapes).toEqual([]);
+			// The browser never fetched from the registry (n8n did); what else it tried (the Community nodes page asks
+			// a package search service for the number of community packages) was aborted and is printed at the end.
+			expect(browserEscapes.filter((url) => new URL(url).hostname === namespace.registryHost)).toEqual([]);
 		},
 		STEP_TIMEOUT,
 	);
