@@ -146,6 +146,8 @@ describe('Settings → Community nodes in Chromium on n8n 2.41.1: install, updat
 	const state: { parkedAt?: number; updatedAt?: number; durableExecution?: string } = {};
 
 	const page = () => browser.page;
+	/** Whether a confirmation dialog's text names both workflows that use the package's nodes. */
+	const namesBoth = (text: string) => [example, durable].every((workflow) => text.includes(workflow.name));
 
 	/** Runs a saved workflow from the editor (its Execute button) and returns the finished execution's run data. */
 	const runFromEditor = async (workflowId: string): Promise<{ status: string; data: any }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -295,14 +297,16 @@ describe('Settings → Community nodes in Chromium on n8n 2.41.1: install, updat
 
 			await step(page(), 'open Community nodes', () => openCommunityNodes(page(), server.url));
 			expect((await readCards(page())).map(sortedNodes)).toEqual([{ name: PACKAGE_NAME, version: '0.1.0', nodes: NODE_NAMES, updateOffered: true }]);
-			await page().mouse.move(0, 0);
+			await page().mouse.move(640, 880);
 			await page().screenshot({ path: UPDATE_SCREENSHOT, animations: 'disabled', caret: 'hide' });
 
-			const confirmation = await step(page(), 'update', () => updateFromCard(page(), PACKAGE_NAME, '0.1.1'));
+			const confirmation = await step(page(), 'update', () => updateFromCard(page(), PACKAGE_NAME, '0.1.1', namesBoth));
 			state.updatedAt = Date.now();
 			expect(confirmation.title).toBe('Update node package');
 			expect(confirmation.text).toMatch(/^Package includes: /);
 			for (const name of NODE_NAMES) expect(confirmation.text).toContain(name);
+			// n8n names the workflows that use the package's nodes.
+			expect(namesBoth(confirmation.text)).toBe(true);
 			expect((await readCards(page()))[0]).toMatchObject({ version: '0.1.1', updateOffered: false });
 
 			const manifest = JSON.parse(fs.readFileSync(path.join(installedPackageDir(home.dir), 'package.json'), 'utf8'));
@@ -362,10 +366,9 @@ describe('Settings → Community nodes in Chromium on n8n 2.41.1: install, updat
 		'uninstalls from the card’s menu: the nodes are gone, the workflows stay and show n8n’s missing-node state, n8n stays up',
 		async () => {
 			await step(page(), 'open Community nodes', () => openCommunityNodes(page(), server.url));
-			const confirmation = await step(page(), 'uninstall', () => uninstallFromCard(page(), PACKAGE_NAME));
+			const confirmation = await step(page(), 'uninstall', () => uninstallFromCard(page(), PACKAGE_NAME, namesBoth));
 			expect(confirmation.title).toBe('Uninstall node package');
-			// n8n names the workflows that use the package's nodes (its update dialog says none do: n8n 2.41.1's own slip).
-			for (const workflow of [example, durable]) expect(confirmation.text).toContain(workflow.name);
+			expect(namesBoth(confirmation.text)).toBe(true);
 			expect(await readCards(page())).toEqual([]);
 			expect(await nodeTypesLoaded()).toEqual([]);
 			expect(fs.existsSync(installedPackageDir(home.dir))).toBe(false);

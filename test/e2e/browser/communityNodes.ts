@@ -74,7 +74,8 @@ export async function fillInstallDialog(page: Page, packageName: string): Promis
 	if (await install.isEnabled()) throw new Error('the Install button was enabled before the risk notice was accepted');
 	await byTestId(page, 'user-agreement-checkbox').click();
 	await page.waitForFunction((button) => !(button as { disabled: boolean }).disabled, await install.elementHandle(), { timeout: UI_TIMEOUT });
-	await page.mouse.move(0, 0);
+	// The pointer off every control (no hover colour in a picture).
+	await page.mouse.move(640, 880);
 	await renderedFrames(page);
 	return modal;
 }
@@ -93,10 +94,16 @@ export interface Confirmation {
 	text: string;
 }
 
+/**
+ * The dialog loads the list of workflows that use the package's nodes after it opens (it says "not used in any
+ * workflows" until then): its text is read until `settled` holds for it, or for at most 20 s.
+ */
+export type ConfirmationSettled = (text: string) => boolean;
+
 /** Clicks the card's Update, reads the confirmation, confirms it; resolves when the card shows the new version. */
-export async function updateFromCard(page: Page, packageName: string, newVersion: string): Promise<Confirmation> {
+export async function updateFromCard(page: Page, packageName: string, newVersion: string, settled?: ConfirmationSettled): Promise<Confirmation> {
 	await packageCard(page, packageName).getByRole('button', { name: 'Update', exact: true }).click({ timeout: UI_TIMEOUT });
-	const confirmation = await readConfirmation(page);
+	const confirmation = await readConfirmation(page, settled);
 	await confirmModal(page).getByRole('button', { name: 'Confirm update' }).click({ timeout: UI_TIMEOUT });
 	await confirmModal(page).waitFor({ state: 'hidden', timeout: PACKAGE_TIMEOUT });
 	await page.waitForFunction(
@@ -108,21 +115,26 @@ export async function updateFromCard(page: Page, packageName: string, newVersion
 }
 
 /** The card's menu → Uninstall, reads the confirmation, confirms it; resolves when the card is gone. */
-export async function uninstallFromCard(page: Page, packageName: string): Promise<Confirmation> {
+export async function uninstallFromCard(page: Page, packageName: string, settled?: ConfirmationSettled): Promise<Confirmation> {
 	await packageCard(page, packageName).locator('[data-test-id="action-toggle"]').click({ timeout: UI_TIMEOUT });
 	await byTestId(page, 'action-uninstall').click({ timeout: UI_TIMEOUT });
-	const confirmation = await readConfirmation(page);
+	const confirmation = await readConfirmation(page, settled);
 	await confirmModal(page).getByRole('button', { name: 'Confirm uninstall' }).click({ timeout: UI_TIMEOUT });
 	await confirmModal(page).waitFor({ state: 'hidden', timeout: PACKAGE_TIMEOUT });
 	await packageCard(page, packageName).waitFor({ state: 'detached', timeout: UI_TIMEOUT });
 	return confirmation;
 }
 
-async function readConfirmation(page: Page): Promise<Confirmation> {
+async function readConfirmation(page: Page, settled: ConfirmationSettled = () => true): Promise<Confirmation> {
 	const modal = confirmModal(page);
 	await modal.waitFor({ timeout: UI_TIMEOUT });
-	const lines = (await modal.innerText()).split('\n').map((line) => line.trim()).filter(Boolean);
-	return { title: lines[0] ?? '', text: lines.slice(1).join('\n') };
+	const deadline = Date.now() + 20_000;
+	for (;;) {
+		const lines = (await modal.innerText()).split('\n').map((line) => line.trim()).filter(Boolean);
+		const confirmation = { title: lines[0] ?? '', text: lines.slice(1).join('\n') };
+		if (settled(confirmation.text) || Date.now() > deadline) return confirmation;
+		await page.waitForTimeout(250);
+	}
 }
 
 async function cardOf(page: Page, packageName: string): Promise<PackageCard> {
