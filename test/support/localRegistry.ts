@@ -270,7 +270,9 @@ export async function startLocalRegistry(options: LocalRegistryOptions = {}): Pr
 		const token = (added.json as { token?: string } | undefined)?.token;
 		if (added.status !== 201 || !token) throw new Error(`Verdaccio refused the user: ${added.status} ${added.text}`);
 
-		const authKey = url.replace(/^https?:/, '');
+		// npm keys a token by the registry's URL as WHATWG URL writes it: without a default port (https :443, http :80).
+		const parsed = new URL(url);
+		const authKey = `//${parsed.host}${parsed.pathname}`;
 		const npmrcLines = [`registry=${url}`, `${authKey}:_authToken=${token}`];
 		if (options.tls?.ca) npmrcLines.push(`cafile=${path.join(dir, 'ca.pem')}`);
 		const userconfig = path.join(dir, 'npmrc');
