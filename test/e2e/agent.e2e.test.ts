@@ -6,6 +6,8 @@
 // model's final answer reaches the chat. The workflow file runs unchanged; only its two credentials are imported.
 // A copy whose Chat Trigger streams (responseMode 'streaming') makes the agent stream the model too: the mock's
 // streamed tool calls, read by LangChain.
+// Time: about 60 s (2.41.1 and 1.123.81, quiet machine): one n8n start, sign-in, Chromium for the run's screenshot,
+// the CLI imports and four chat runs; more when it is the file that installs n8n or Chromium for the run.
 import { randomUUID } from 'crypto';
 import * as path from 'path';
 
