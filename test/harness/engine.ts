@@ -91,7 +91,8 @@ function workflowBase(graph: Pick<IWorkflowBase, 'nodes' | 'connections' | 'sett
 	return { id: WORKFLOW_ID, name: 'Harness workflow', active: false, isArchived: false, activeVersionId: null, createdAt: now, updatedAt: now, ...graph };
 }
 
-function additionalDataFor(
+/** The services n8n's server hands a run, as far as the harness has them (also used by the saved-workflow runner). */
+export function additionalDataFor(
 	executionId: string,
 	credentialsHelper: HarnessCredentialsHelper,
 	hooks: ExecutionLifecycleHooks,

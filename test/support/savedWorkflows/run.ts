@@ -3,13 +3,14 @@
  * like "Execute workflow" from its Manual Trigger, with the harness's services and credentials store; then reads what
  * reached the mock, normalised so that the same workflow gives the same list on every run.
  */
-import { ExecutionLifecycleHooks, ExternalSecretsProxy, WorkflowExecute } from 'n8n-core';
-import type { INode, IRun, IWorkflowBase, IWorkflowExecuteAdditionalData } from 'n8n-workflow';
-import { UnexpectedError, Workflow, createRunExecutionData } from 'n8n-workflow';
+import { ExecutionLifecycleHooks, WorkflowExecute } from 'n8n-core';
+import type { INode, IRun, IWorkflowBase } from 'n8n-workflow';
+import { Workflow, createRunExecutionData } from 'n8n-workflow';
 import { rm } from 'node:fs/promises';
 
 import { HarnessCredentialTypes } from '../../harness/credential-types';
 import { HarnessCredentialsHelper } from '../../harness/credentials-helper';
+import { additionalDataFor } from '../../harness/engine';
 import { setupBinaryData, setupCoreServices, shutDownRunServices } from '../../harness/services';
 import type { MockClient } from '../../mock/client';
 import type { LogEntry } from '../../mock/types';
@@ -61,33 +62,12 @@ export async function runSaved(
 		const credentialsHelper = new HarnessCredentialsHelper(new HarnessCredentialTypes(), nodeTypes, {
 			genGatewayApi: { baseUrl: mock.url, apiKey: mock.apiKey },
 		});
-		const unsupported = async () => {
-			throw new UnexpectedError('not supported by the saved-workflow runner');
-		};
-		const origin = 'http://127.0.0.1:5678';
-		const additionalData: IWorkflowExecuteAdditionalData = {
-			credentialsHelper,
-			hooks: new ExecutionLifecycleHooks('manual', executionId, base),
-			externalSecretsProxy: new ExternalSecretsProxy(),
+		const additionalData = additionalDataFor(
 			executionId,
-			currentNodeExecutionIndex: 0,
-			executeWorkflow: unsupported,
-			getRunExecutionData: async () => undefined,
-			startRunnerTask: unsupported,
-			logAiEvent: () => {},
-			variables: {},
-			restApiUrl: `${origin}/rest`,
-			instanceBaseUrl: `${origin}/`,
-			formWaitingBaseUrl: `${origin}/form-waiting`,
-			webhookBaseUrl: `${origin}/webhook`,
-			webhookWaitingBaseUrl: `${origin}/webhook-waiting`,
-			webhookTestBaseUrl: `${origin}/webhook-test`,
-			formBaseUrl: `${origin}/form`,
-			formTestBaseUrl: `${origin}/form-test`,
-			mcpBaseUrl: `${origin}/mcp`,
-			mcpTestBaseUrl: `${origin}/mcp-test`,
-			getRuntimeCredential: async () => undefined,
-		};
+			credentialsHelper,
+			new ExecutionLifecycleHooks('manual', executionId, base),
+			undefined,
+		);
 		const trigger = saved.nodes.find((node) => node.type === 'n8n-nodes-base.manualTrigger');
 		if (!trigger) throw new Error(`${workflowData.name}: no Manual Trigger to start from`);
 		const runExecutionData = createRunExecutionData({
