@@ -25,7 +25,7 @@
 // time (0-45 s of it stays idle, depending on the machine's load). The update must end within those 70 s (it took
 // 9-27 s): the test checks that the execution still waits when the update is done, and fails plainly otherwise.
 import { execFileSync } from 'child_process';
-import { createHash, randomBytes } from 'crypto';
+import { randomBytes } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 
@@ -67,7 +67,7 @@ import {
 } from './n8n';
 import { defaultRegistryUrl, prepareRegistryNamespace, startDnsRecorder, type DnsRecorder, type RegistryNamespace } from './support/registryNamespace';
 import { TEMP_ROOT } from './support/paths';
-import { createTestCa, type TestCa } from './support/testCa';
+import { createTestCa } from './support/testCa';
 
 const NODE_NAMES = ['Gen Gateway Chat', 'Gen Gateway Image', 'Gen Gateway Models', 'Gen Gateway Video'];
 const NODE_TYPES = ['genGatewayChat', 'genGatewayImage', 'genGatewayModels', 'genGatewayVideo'].map(nodeType);
@@ -100,26 +100,7 @@ function bumpedCopy(tarball: string, version: string, dir: string, marker: strin
 	return path.join(dir, (JSON.parse(out) as Array<{ filename: string }>)[0].filename);
 }
 
-/**
- * `npm publish` to the local registry over loopback (https://127.0.0.1/, the certificate names that address too).
- * Not LocalRegistry.publish: its npmrc keys the token by `//127.0.0.1:443/`, which npm 11 never looks up for an
- * https registry on the default port (ENEEDAUTH).
- */
-function publisher(registry: LocalRegistry, ca: TestCa, dir: string): (tarball: string) => void {
-	const npmrc = path.join(dir, 'publish.npmrc');
-	fs.writeFileSync(npmrc, ['registry=https://127.0.0.1/', `//127.0.0.1/:_authToken=${registry.token}`, `cafile=${ca.caFile}`, ''].join('\n'), {
-		mode: 0o600,
-	});
-	return (tarball) => {
-		execFileSync('npm', ['publish', tarball, '--userconfig', npmrc, '--provenance=false', '--ignore-scripts'], {
-			env: cleanNpmEnv(),
-			stdio: ['ignore', 'pipe', 'pipe'],
-		});
-	};
-}
-
 const sortedNodes = (card: PackageCard): PackageCard => ({ ...card, nodes: [...card.nodes].sort() });
-const fileSha = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 const statusChecks = (log: LogEntry[], taskId: string) =>
 	log.filter((entry) => entry.method === 'GET' && entry.path.split('?')[0] === `/v1/tasks/${taskId}`);
 
@@ -134,7 +115,6 @@ describe('Settings → Community nodes in Chromium on n8n 2.41.1: install, updat
 	let registry: LocalRegistry;
 	let dns: DnsRecorder;
 	let namespace: RegistryNamespace;
-	let publish: (tarball: string) => void;
 	let workDir: string;
 	let registryUrl: string;
 	let tarball011: string;
@@ -191,8 +171,7 @@ describe('Settings → Community nodes in Chromium on n8n 2.41.1: install, updat
 		// The port of n8n's registry address (443 for https without one): clients inside the namespace connect there.
 		const port = Number(new URL(registryUrl).port || (new URL(registryUrl).protocol === 'https:' ? 443 : 80));
 		registry = await startLocalRegistry({ host: '127.0.0.1', port, tls: { key: ca.keyPem, cert: ca.certPem, ca: ca.caPem } });
-		publish = publisher(registry, ca, workDir);
-		publish(packedTarball());
+		await registry.publish(packedTarball());
 		tarball011 = bumpedCopy(packedTarball(), '0.1.1', workDir, marker);
 		expect(await registry.versions(PACKAGE_NAME)).toEqual(['0.1.0']);
 
@@ -256,7 +235,7 @@ describe('Settings → Community nodes in Chromium on n8n 2.41.1: install, updat
 			expect(manifest).toMatchObject({ name: PACKAGE_NAME, version: '0.1.0' });
 			expect(manifest.peerDependencies).toBeUndefined(); // n8n's installer strips them
 			const built = path.join(REPO_ROOT, 'dist', 'nodes', 'GenGatewayVideo', 'GenGatewayVideo.node.js');
-			expect(fileSha(path.join(installed, 'dist', 'nodes', 'GenGatewayVideo', 'GenGatewayVideo.node.js'))).toBe(fileSha(built));
+			expect(sha256(fs.readFileSync(path.join(installed, 'dist', 'nodes', 'GenGatewayVideo', 'GenGatewayVideo.node.js')))).toBe(sha256(fs.readFileSync(built)));
 			// n8n resolved the registry's name through the namespace's hosts file, never through DNS.
 			expect(dns.names()).not.toContain(namespace.registryHost);
 		},
@@ -293,7 +272,7 @@ describe('Settings → Community nodes in Chromium on n8n 2.41.1: install, updat
 		'offers 0.1.1 on the same page once the registry has it, and updates from the editor while the execution waits',
 		async () => {
 			expect(state.durableExecution).toBeDefined();
-			publish(tarball011);
+			await registry.publish(tarball011);
 			expect((await registry.versions(PACKAGE_NAME)).sort()).toEqual(['0.1.0', '0.1.1']);
 
 			await step(page(), 'open Community nodes', () => openCommunityNodes(page(), server.url));
