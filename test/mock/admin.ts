@@ -1,6 +1,7 @@
 /** The admin API under /__mock/ (no auth, never logged, never faulted): what tests use to drive and inspect the mock. */
 import type { IncomingMessage, ServerResponse } from 'http';
 import { setFaultRules } from './faults';
+import { mergeLimits } from './limits';
 import { resetState } from './state';
 import { sanitizeScript } from './taskScript';
 import { taskRecordView } from './tasks';
@@ -51,6 +52,24 @@ export async function handleAdmin(
 		case 'POST /task-script':
 			state.script = { ...state.script, ...sanitizeScript(body) };
 			return json(res, 200, state.script);
+		case 'GET /limits':
+			return json(res, 200, state.limits);
+		case 'POST /limits': {
+			const merged = mergeLimits(state.limits, body);
+			if (typeof merged === 'string') return fail(res, 400, merged);
+			state.limits = merged;
+			return json(res, 200, state.limits);
+		}
+		case 'GET /stats': {
+			const totals = { requests: 0, limited: 0, submissions: 0, readFaults: 0 };
+			for (const k of state.keyStats.values()) {
+				totals.requests += k.requests;
+				totals.limited += k.limited;
+				totals.submissions += k.submissions;
+				totals.readFaults += k.readFaults;
+			}
+			return json(res, 200, { keys: Object.fromEntries(state.keyStats), totals, limits: state.limits });
+		}
 		case 'GET /state':
 			return json(res, 200, {
 				submissions: state.submissions,
@@ -58,6 +77,7 @@ export async function handleAdmin(
 				images: [...state.images.values()].map(({ id, sha256 }) => ({ id, sha256 })),
 				script: state.script,
 				faults: state.faults,
+				limits: state.limits,
 			});
 		case 'GET /health': {
 			const mem = process.memoryUsage();

@@ -12,13 +12,18 @@ export interface Access {
 	video: boolean;
 }
 
+/** The Bearer key presented, if any (stays in the mock: callers only hash it, see limits.ts `keyLabel`). */
+export function presentedKey(req: IncomingMessage): string | undefined {
+	const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+	return m?.[1].trim() || undefined;
+}
+
 export function accessOf(
 	req: IncomingMessage,
 	apiKey: string,
 	secondaryKeys: Record<string, KeyPermissions>,
 ): Access {
-	const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
-	const presented = m?.[1].trim();
+	const presented = presentedKey(req);
 	if (!presented) return { authorized: false, video: false };
 	if (presented === apiKey) return { authorized: true, video: true };
 	const secondary = Object.prototype.hasOwnProperty.call(secondaryKeys, presented)

@@ -1,9 +1,11 @@
 /**
  * `npm run mock`: the mock service as a standalone process.
  * Env: PORT (default 4010; 0 = random), MOCK_HOST, MOCK_API_KEY, MOCK_SECONDARY_KEYS (JSON), MOCK_DEFAULTS (JSON task
- * script), MOCK_EXIT_WITH_STDIN=1 (exit when stdin closes: set by process.ts so a dead parent never leaves us behind).
+ * script), MOCK_RATE_LIMIT (requests/s per key), MOCK_TASK_SECONDS (e.g. `50-70`), MOCK_READ_FAULT_RATE (0..1) (see
+ * limits.ts), MOCK_EXIT_WITH_STDIN=1 (exit when stdin closes: set by process.ts so a dead parent never leaves us behind).
  * First stdout line: `{"url":...,"apiKey":...}`; then a human-readable hint.
  */
+import { limitsFromEnv } from './limits';
 import { startMockService } from './server';
 
 function jsonEnv<T>(name: string): T | undefined {
@@ -27,6 +29,7 @@ async function main(): Promise<void> {
 		apiKey: process.env.MOCK_API_KEY || undefined,
 		secondaryKeys: jsonEnv('MOCK_SECONDARY_KEYS'),
 		defaults: jsonEnv('MOCK_DEFAULTS'),
+		limits: limitsFromEnv(process.env),
 	});
 	process.stdout.write(`${JSON.stringify({ url: mock.url, apiKey: mock.apiKey })}\n`);
 	process.stdout.write(

@@ -1,5 +1,15 @@
 /** A typed client for the admin API, for tests (works with an in-process server or a mock process). */
+import { keyLabel, type KeyStats, type MockLimits } from './limits';
 import type { FaultRule, LogEntry, TaskScript } from './types';
+
+export interface MockStats {
+	/** Per key label (`keyLabel(key)`, a sha256 prefix). */
+	keys: Record<string, KeyStats>;
+	totals: KeyStats;
+	limits: MockLimits;
+}
+
+type LimitsInput = Partial<Omit<MockLimits, 'taskSeconds'>> & { taskSeconds?: string | [number, number] | null };
 
 export interface MockClient {
 	/** http://127.0.0.1:PORT, no trailing slash. */
@@ -18,6 +28,12 @@ export interface MockClient {
 	artifactSha256(taskId: string): Promise<string>;
 	/** The internal task record (script, phase, media path/expiry, sha256). */
 	task(taskId: string): Promise<Record<string, unknown>>;
+	/** Merges into the limits (rateLimit, taskSeconds as "MIN-MAX" or [min, max] or null, readFaultRate). */
+	setLimits(partial: LimitsInput): Promise<MockLimits>;
+	/** Counters per key and in total since the last reset. */
+	stats(): Promise<MockStats>;
+	/** The counters of one key (default: the client's key); zeros when it sent nothing. */
+	keyStats(key?: string): Promise<KeyStats>;
 	/** Memory of the mock process (bytes): rss, heapUsed, maxRss. */
 	health(): Promise<{ pid: number; rss: number; heapUsed: number; maxRss: number }>;
 	stop(): Promise<void>;
@@ -50,6 +66,15 @@ export function createMockClient(url: string, apiKey: string, stop: () => Promis
 		artifactSha256: async (taskId) =>
 			(await admin<{ sha256: string }>(url, 'GET', `/tasks/${encodeURIComponent(taskId)}`)).sha256,
 		task: (taskId) => admin<Record<string, unknown>>(url, 'GET', `/tasks/${encodeURIComponent(taskId)}`),
+		setLimits: (partial) => admin<MockLimits>(url, 'POST', '/limits', partial),
+		stats: () => admin<MockStats>(url, 'GET', '/stats'),
+		keyStats: async (key = apiKey) =>
+			(await admin<MockStats>(url, 'GET', '/stats')).keys[keyLabel(key)] ?? {
+				requests: 0,
+				limited: 0,
+				submissions: 0,
+				readFaults: 0,
+			},
 		health: () => admin(url, 'GET', '/health'),
 		stop,
 	};

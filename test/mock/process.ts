@@ -6,6 +6,7 @@ import { createInterface } from 'readline';
 import type { KeyPermissions } from './auth';
 import { createMockClient, type MockClient } from './client';
 import { compiledCli, NODE_MODULES } from './compile';
+import type { MockLimits } from './limits';
 import type { TaskScript } from './types';
 
 export type { MockClient } from './client';
@@ -16,6 +17,8 @@ export interface MockProcessOptions {
 	apiKey?: string;
 	secondaryKeys?: Record<string, KeyPermissions>;
 	defaults?: Partial<TaskScript>;
+	/** Passed as MOCK_RATE_LIMIT / MOCK_TASK_SECONDS / MOCK_READ_FAULT_RATE (override the parent's environment). */
+	limits?: Partial<MockLimits>;
 	/** Give up waiting for the start-up line after this long (default 20 s). */
 	startTimeoutMs?: number;
 }
@@ -57,6 +60,9 @@ export async function spawnMockProcess(opts: MockProcessOptions = {}): Promise<M
 		...(opts.apiKey ? { MOCK_API_KEY: opts.apiKey } : {}),
 		...(opts.secondaryKeys ? { MOCK_SECONDARY_KEYS: JSON.stringify(opts.secondaryKeys) } : {}),
 		...(opts.defaults ? { MOCK_DEFAULTS: JSON.stringify(opts.defaults) } : {}),
+		...(opts.limits?.rateLimit !== undefined ? { MOCK_RATE_LIMIT: String(opts.limits.rateLimit) } : {}),
+		...(opts.limits?.taskSeconds ? { MOCK_TASK_SECONDS: opts.limits.taskSeconds.join('-') } : {}),
+		...(opts.limits?.readFaultRate !== undefined ? { MOCK_READ_FAULT_RATE: String(opts.limits.readFaultRate) } : {}),
 	};
 	const command = childCommand();
 	if (command.nodePath) env.NODE_PATH = [command.nodePath, process.env.NODE_PATH].filter(Boolean).join(path.delimiter);

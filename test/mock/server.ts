@@ -5,13 +5,15 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'http';
 import type { AddressInfo } from 'net';
 import { handleAdmin } from './admin';
-import { accessOf, FORBIDDEN_MESSAGE, NO_VIDEO_MESSAGE, type KeyPermissions } from './auth';
+import { accessOf, FORBIDDEN_MESSAGE, NO_VIDEO_MESSAGE, presentedKey, type KeyPermissions } from './auth';
 import { chatCompletions } from './chat';
 import { sendError, sendJson, type RequestContext } from './context';
 import { applyFault, pickFault } from './faults';
 import { imageFile, imageGenerations } from './images';
 import { modelList } from './models';
 import { responses } from './responses';
+import { applyLimits } from './gate';
+import type { MockLimits } from './limits';
 import { createState } from './state';
 import type { LogEntry, MockState, TaskScript } from './types';
 import { artifactContent, getTask, listArtifacts, submitTask, temporaryMedia } from './video';
@@ -30,6 +32,8 @@ export interface MockServiceOptions {
 	secondaryKeys?: Record<string, KeyPermissions>;
 	/** Task script defaults (also what `reset` returns to). */
 	defaults?: Partial<TaskScript>;
+	/** Rate limit, task duration range, read faults (also what `reset` returns to); see limits.ts. */
+	limits?: Partial<MockLimits>;
 }
 
 export interface MockService {
@@ -90,7 +94,7 @@ function parseJson(text: string | undefined): { ok: true; value: unknown } | { o
 export async function startMockService(opts: MockServiceOptions = {}): Promise<MockService> {
 	const apiKey = opts.apiKey ?? DEFAULT_API_KEY;
 	const secondaryKeys = opts.secondaryKeys ?? {};
-	const state = createState(opts.defaults);
+	const state = createState(opts.defaults, opts.limits);
 
 	async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
 		const url = new URL(req.url ?? '/', 'http://mock.invalid');
@@ -117,18 +121,26 @@ export async function startMockService(opts: MockServiceOptions = {}): Promise<M
 		});
 		const ctx: RequestContext = { req, res, url, state, entry, body: parsed.ok ? parsed.value : undefined };
 
+		const access = accessOf(req, apiKey, secondaryKeys);
+		entry.authorized = access.authorized;
+		// The service-wide limits (429 past the rate, read faults) act first, on authorized /v1 requests.
+		const key = access.authorized ? presentedKey(req) : undefined;
+		const stats = key !== undefined && url.pathname.startsWith('/v1/') ? applyLimits(ctx, key) : undefined;
+		if (stats === 'answered') return;
+
 		const fault = pickFault(state, method, url.pathname);
 		if (fault && (await applyFault(ctx, fault))) return;
 
-		const access = accessOf(req, apiKey, secondaryKeys);
-		entry.authorized = access.authorized;
 		for (const route of ROUTES) {
 			const m = route.pattern.exec(url.pathname);
 			if (!m || route.method !== method) continue;
 			if (!route.public && !access.authorized) return sendError(ctx, 403, FORBIDDEN_MESSAGE);
 			if (route.video && !access.video) return sendError(ctx, 403, NO_VIDEO_MESSAGE);
 			if (!parsed.ok) return sendError(ctx, 400, 'body: invalid JSON');
-			return route.handler(ctx, ...m.slice(1).map(decodeURIComponent));
+			const before = state.submissions;
+			await route.handler(ctx, ...m.slice(1).map(decodeURIComponent));
+			if (stats) stats.submissions += state.submissions - before;
+			return;
 		}
 		if (!access.authorized) return sendError(ctx, 403, FORBIDDEN_MESSAGE);
 		sendError(ctx, 404, `unknown route ${method} ${url.pathname}`);

@@ -1,7 +1,9 @@
 /** The mock's mutable state, and `reset` back to the start-up defaults. */
+import { NO_LIMITS, RateLimiter, type MockLimits } from './limits';
 import { DEFAULT_TASK_SCRIPT, type MockState, type TaskScript } from './types';
 
-export function createState(defaults: Partial<TaskScript> = {}): MockState {
+export function createState(defaults: Partial<TaskScript> = {}, limits: Partial<MockLimits> = {}): MockState {
+	const startLimits: MockLimits = { ...NO_LIMITS, ...limits };
 	const script = { ...DEFAULT_TASK_SCRIPT, ...defaults };
 	return {
 		log: [],
@@ -13,6 +15,10 @@ export function createState(defaults: Partial<TaskScript> = {}): MockState {
 		submissions: 0,
 		seq: 0,
 		baseUrl: '',
+		limits: { ...startLimits },
+		defaultLimits: startLimits,
+		limiter: new RateLimiter(),
+		keyStats: new Map(),
 	};
 }
 
@@ -24,4 +30,7 @@ export function resetState(state: MockState): void {
 	state.script = { ...state.defaults };
 	state.submissions = 0;
 	state.seq = 0;
+	state.limits = { ...state.defaultLimits };
+	state.limiter.clear();
+	state.keyStats.clear();
 }

@@ -1,5 +1,6 @@
 /** The video task state machine: a task's status is a pure function of its script and the time since submission. */
 import { randomBytes } from 'crypto';
+import { drawTaskTimings } from './limits';
 import { artifactSha256 } from './media';
 import { scriptFor } from './taskScript';
 import type { MockState, TaskRecord } from './types';
@@ -20,7 +21,11 @@ export function createTask(state: MockState, model: string, prompt: string, body
 		prompt,
 		body,
 		createdAtMs: Date.now(),
-		script: scriptFor(state.script, prompt),
+		// A duration range (MOCK_TASK_SECONDS) replaces the script's timings; prompt markers still win.
+		script: scriptFor(
+			state.limits.taskSeconds ? { ...state.script, ...drawTaskTimings(state.limits.taskSeconds) } : state.script,
+			prompt,
+		),
 		mediaToken: randomBytes(16).toString('hex'),
 		mediaSeed: id,
 	};

@@ -1,4 +1,5 @@
 /** Shapes shared by the mock service's parts (and by tests that drive it). */
+import type { KeyStats, MockLimits, RateLimiter } from './limits';
 
 /** How a video task behaves; a global default, overridable per task by prompt markers (see README.md). */
 export interface TaskScript {
@@ -122,4 +123,11 @@ export interface MockState {
 	seq: number;
 	/** http://127.0.0.1:PORT, set once listening. */
 	baseUrl: string;
+	/** Rate limit, task duration range, read faults (limits.ts). */
+	limits: MockLimits;
+	/** What `reset` returns the limits to. */
+	defaultLimits: MockLimits;
+	limiter: RateLimiter;
+	/** Per key label (limits.ts `keyLabel`): requests, 429s, submissions, read faults. */
+	keyStats: Map<string, KeyStats>;
 }
