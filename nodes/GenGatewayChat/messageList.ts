@@ -1,10 +1,34 @@
-import type { IDataObject, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
-/** The list of role + content messages both chat operations take; only the roles and the labels differ. */
+import { imageFields, imagesOf } from './messageImages';
+import type { ImageFields, ImageRef } from './messageImages';
 
-export interface MessageEntry {
+/**
+ * The list of role + content messages both chat operations take (a user message may carry images); only the roles
+ * and the labels differ.
+ */
+
+export interface MessageEntry extends ImageFields {
 	role?: string;
 	content?: string;
+}
+
+/** The free text sent before the list (the system message, or the instructions). */
+export function leadTextProperty(
+	operation: string,
+	name: string,
+	displayName: string,
+	text: { placeholder: string; description: string },
+): INodeProperties {
+	return {
+		displayName,
+		name,
+		type: 'string',
+		typeOptions: { rows: 2 },
+		default: '',
+		...text,
+		displayOptions: { show: { operation: [operation] } },
+	};
 }
 
 export function messageListProperty(options: {
@@ -44,6 +68,7 @@ export function messageListProperty(options: {
 						default: '',
 						placeholder: 'e.g. Hello, how can you help me?',
 					},
+					...imageFields,
 				],
 			},
 		],
@@ -57,7 +82,47 @@ export const ASSISTANT_ROLE: INodePropertyOptions = {
 	description: 'An earlier answer of the model',
 };
 
-/** Entries as the service takes them: a missing role is the user's, missing content is empty. */
-export function messagesOf(entries: MessageEntry[]): IDataObject[] {
-	return entries.map((entry) => ({ role: entry.role ?? 'user', content: entry.content ?? '' }));
+/** The content parts of a message with images, in each endpoint's OpenAI-format shape. */
+type Parts = { text: (text: string) => IDataObject; image: (image: ImageRef) => IDataObject };
+const PARTS: Record<'chat' | 'responses', Parts> = {
+	chat: {
+		text: (text: string) => ({ type: 'text', text }),
+		image: ({ url, detail }: ImageRef) => ({
+			type: 'image_url',
+			image_url: detail === 'auto' ? { url } : { url, detail },
+		}),
+	},
+	responses: {
+		text: (text: string) => ({ type: 'input_text', text }),
+		image: ({ url, detail }: ImageRef) => ({
+			type: 'input_image',
+			image_url: url,
+			detail,
+		}),
+	},
+};
+
+/**
+ * Entries as the service takes them: a missing role is the user's, missing content is empty. A message with images
+ * has a list of parts (its text first, when any) instead of a string. `list` names the list for errors.
+ */
+export async function messagesOf(
+	ctx: IExecuteFunctions,
+	entries: MessageEntry[],
+	options: { endpoint: keyof typeof PARTS; itemIndex: number; list: string },
+): Promise<IDataObject[]> {
+	const parts = PARTS[options.endpoint];
+	const messages: IDataObject[] = [];
+	for (const [index, entry] of entries.entries()) {
+		const role = entry.role ?? 'user';
+		const text = entry.content ?? '';
+		const images = await imagesOf(ctx, entry, options.itemIndex, `${options.list} › Message ${index + 1}`);
+		if (images.length === 0) {
+			messages.push({ role, content: text });
+			continue;
+		}
+		const content: IDataObject[] = text === '' ? [] : [parts.text(text)];
+		messages.push({ role, content: [...content, ...images.map(parts.image)] });
+	}
+	return messages;
 }

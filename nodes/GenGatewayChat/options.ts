@@ -7,7 +7,7 @@ import { canStreamToChat } from '../shared/run/chatStreaming';
 
 /** The "Options" both operations share, and how each becomes request-body fields for one endpoint. */
 
-type Endpoint = 'chat' | 'responses';
+export type Endpoint = 'chat' | 'responses';
 
 type StreamingMode = 'auto' | 'always' | 'never';
 

@@ -13,7 +13,7 @@ export const simplifyProperty: INodeProperties = {
 			'gave them) instead of the full response of the service',
 };
 
-interface Reply {
+export interface Reply {
 	content: string | null;
 	role: string;
 	finish_reason: string | null;

@@ -1,73 +1,50 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { mergeExtraBody, readModel } from '../../shared/descriptions/requestFields';
-import { timeoutMsOf } from '../../shared/descriptions/timeoutOption';
+import { runChatOperation } from '../chatOperation';
+import type { ChatOperation } from '../chatOperation';
 import { CompletionAssembler } from '../completionStream';
-import { ASSISTANT_ROLE, messageListProperty, messagesOf, USER_ROLE } from '../messageList';
-import type { MessageEntry } from '../messageList';
-import { optionFields, readOptions, wantsStream } from '../options';
-import { sendPaidChatRequest } from '../paidRequest';
-import { completionReply, replyJson } from '../output';
+import { ASSISTANT_ROLE, leadTextProperty, messageListProperty, USER_ROLE } from '../messageList';
+import { completionReply } from '../output';
 
-/** Operation "Message a Model": POST /v1/chat/completions. */
+/** Operation "Message a Model": POST /v1/chat/completions, the system message first, then the listed messages. */
 
-const PATH = '/v1/chat/completions';
+const SYSTEM_ROLE = { name: 'System', value: 'system', description: 'Instructions for the model' };
 
-const show = { show: { operation: ['message'] } };
+const systemMessageText = leadTextProperty('message', 'systemMessage', 'System Message', {
+	placeholder: 'e.g. You are a helpful assistant',
+	description: 'Optional instructions sent first, with the role "system"',
+});
 
-export const properties: INodeProperties[] = [
-	{
-		displayName: 'System Message',
-		name: 'systemMessage',
-		type: 'string',
-		typeOptions: { rows: 2 },
-		default: '',
-		placeholder: 'e.g. You are a helpful assistant',
-		description: 'Optional instructions sent first, with the role "system"',
-		displayOptions: show,
-	},
-	messageListProperty({
-		name: 'messages',
-		displayName: 'Messages',
-		placeholder: 'Add Message',
-		roles: [USER_ROLE, ASSISTANT_ROLE, { name: 'System', value: 'system', description: 'Instructions for the model' }],
-		operation: 'message',
-	}),
-];
+const messageList = messageListProperty({
+	name: 'messages',
+	displayName: 'Messages',
+	placeholder: 'Add Message',
+	roles: [USER_ROLE, ASSISTANT_ROLE, SYSTEM_ROLE],
+	operation: 'message',
+});
 
-/** The system message (when given) first, then the listed messages in order. */
-export function chatMessages(systemMessage: string, entries: MessageEntry[]): IDataObject[] {
-	const messages: IDataObject[] = [];
-	if (systemMessage.trim() !== '') messages.push({ role: 'system', content: systemMessage });
-	return [...messages, ...messagesOf(entries)];
+export const properties: INodeProperties[] = [systemMessageText, messageList];
+
+function systemFirst(ctx: IExecuteFunctions, itemIndex: number, messages: IDataObject[]): IDataObject[] {
+	const systemMessage = ctx.getNodeParameter('systemMessage', itemIndex, '') as string;
+	return systemMessage.trim() === '' ? messages : [{ role: 'system', content: systemMessage }, ...messages];
 }
 
-export async function execute(ctx: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	const model = readModel(ctx, itemIndex);
-	const systemMessage = ctx.getNodeParameter('systemMessage', itemIndex, '') as string;
-	const entries = ctx.getNodeParameter('messages.values', itemIndex, []) as MessageEntry[];
-	const simplify = ctx.getNodeParameter('simplify', itemIndex, true) as boolean;
-	const { options, extra } = readOptions(ctx, itemIndex);
-	const timeoutMs = timeoutMsOf(options.timeout);
-
-	let body: IDataObject = {
+const completions: ChatOperation = {
+	endpoint: 'chat',
+	path: '/v1/chat/completions',
+	list: { name: 'messages', label: 'Messages' },
+	body: (ctx, itemIndex, { model, messages, fields }) => ({
 		model,
-		messages: chatMessages(systemMessage, entries),
-		...optionFields(ctx, options, 'chat', itemIndex),
-	};
-	if (wantsStream(ctx, options.streaming)) {
-		// Usage comes on the last chunk only when asked for.
-		body.stream = true;
-		body.stream_options = { include_usage: true };
-	}
-	body = mergeExtraBody(body, extra);
+		messages: systemFirst(ctx, itemIndex, messages),
+		...fields,
+	}),
+	// Usage comes on the last chunk only when asked for.
+	streamFields: { stream: true, stream_options: { include_usage: true } },
+	assembler: () => new CompletionAssembler(),
+	reply: completionReply,
+};
 
-	const assembler = new CompletionAssembler();
-	const response = await sendPaidChatRequest(ctx, { path: PATH, body, itemIndex, timeoutMs, assembler });
-
-	return replyJson(ctx, response, completionReply(response), {
-		simplify,
-		jsonOutput: options.jsonOutput === true,
-		itemIndex,
-	});
+export async function execute(ctx: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+	return await runChatOperation(ctx, itemIndex, completions);
 }

@@ -1,0 +1,65 @@
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+
+import { mergeExtraBody, readModel } from '../shared/descriptions/requestFields';
+import { timeoutMsOf } from '../shared/descriptions/timeoutOption';
+import { messagesOf } from './messageList';
+import type { MessageEntry } from './messageList';
+import { optionFields, readOptions, wantsStream } from './options';
+import type { Endpoint } from './options';
+import { replyJson } from './output';
+import type { Reply } from './output';
+import { sendPaidChatRequest } from './paidRequest';
+import type { StreamAssembler } from './streamAssembler';
+
+/** What differs between the two chat operations; `runChatOperation` does the rest the same way for both. */
+export interface ChatOperation {
+	endpoint: Endpoint;
+	path: string;
+	/** The message list parameter (`messages` or `input`) and its label in errors. */
+	list: { name: string; label: string };
+	/** The request body from the model, the wire messages and the option fields. */
+	body: (
+		ctx: IExecuteFunctions,
+		itemIndex: number,
+		parts: { model: string; messages: IDataObject[]; fields: IDataObject },
+	) => IDataObject;
+	/** Fields added when the answer is streamed. */
+	streamFields: IDataObject;
+	assembler: () => StreamAssembler;
+	reply: (response: IDataObject) => Reply;
+}
+
+/** Reads the item's parameters, builds the body (images read and checked first), sends it once, shapes the answer. */
+export async function runChatOperation(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	operation: ChatOperation,
+): Promise<IDataObject> {
+	const model = readModel(ctx, itemIndex);
+	const entries = ctx.getNodeParameter(`${operation.list.name}.values`, itemIndex, []) as MessageEntry[];
+	const simplify = ctx.getNodeParameter('simplify', itemIndex, true) as boolean;
+	const { options, extra } = readOptions(ctx, itemIndex);
+	const messages = await messagesOf(ctx, entries, {
+		endpoint: operation.endpoint,
+		itemIndex,
+		list: operation.list.label,
+	});
+	const fields = optionFields(ctx, options, operation.endpoint, itemIndex);
+
+	let body = operation.body(ctx, itemIndex, { model, messages, fields });
+	if (wantsStream(ctx, options.streaming)) body = { ...body, ...operation.streamFields };
+	body = mergeExtraBody(body, extra);
+
+	const response = await sendPaidChatRequest(ctx, {
+		path: operation.path,
+		body,
+		itemIndex,
+		timeoutMs: timeoutMsOf(options.timeout),
+		assembler: operation.assembler(),
+	});
+	return replyJson(ctx, response, operation.reply(response), {
+		simplify,
+		jsonOutput: options.jsonOutput === true,
+		itemIndex,
+	});
+}
