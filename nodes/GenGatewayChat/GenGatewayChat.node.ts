@@ -1,8 +1,8 @@
-import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { chatRunPolicy, runItems } from '../shared/run/runItems';
 import { searchModels } from '../shared/descriptions/models';
+import { nodeBase, operationProperty } from '../shared/descriptions/nodeBase';
 import { modelLocator } from '../shared/descriptions/requestFields';
 import * as message from './actions/message.operation';
 import * as response from './actions/response.operation';
@@ -24,21 +24,14 @@ export class GenGatewayChat implements INodeType {
 			dark: 'file:genGatewayChat.dark.svg',
 		},
 		group: ['transform'],
-		version: 1,
+		...nodeBase(),
 		subtitle: '={{$parameter["operation"] === "response" ? "Create a response" : "Message a model"}}',
 		description: 'Talk to a text model of the Gen Gateway service (chat completions or responses)',
 		defaults: { name: 'Gen Gateway Chat' },
 		usableAsTool: true,
-		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'genGatewayApi', required: true }],
 		properties: [
-			{
-				displayName: 'Operation',
-				name: 'operation',
-				type: 'options',
-				noDataExpression: true,
-				options: [
+			operationProperty(
+				[
 					{
 						name: 'Message a Model',
 						value: 'message',
@@ -52,8 +45,8 @@ export class GenGatewayChat implements INodeType {
 						description: 'Send instructions and input and get a response (POST /v1/responses)',
 					},
 				],
-				default: 'message',
-			},
+				'message',
+			),
 			modelLocator('e.g. gpt-4o-mini'),
 			...message.properties,
 			...response.properties,

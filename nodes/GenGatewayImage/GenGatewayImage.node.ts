@@ -1,8 +1,8 @@
-import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { chatRunPolicy, runItems } from '../shared/run/runItems';
 import { searchModels } from '../shared/descriptions/models';
+import { nodeBase, operationProperty } from '../shared/descriptions/nodeBase';
 import { modelLocator } from '../shared/descriptions/requestFields';
 import * as generate from './actions/generate.operation';
 import { IMAGE_URLS } from './imageOutput';
@@ -16,21 +16,14 @@ export class GenGatewayImage implements INodeType {
 			dark: 'file:genGatewayImage.dark.svg',
 		},
 		group: ['transform'],
-		version: 1,
+		...nodeBase(),
 		subtitle: '={{"Generate an image"}}',
 		description: 'Generate images with a model of the Gen Gateway service',
 		defaults: { name: 'Gen Gateway Image' },
 		usableAsTool: true,
-		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'genGatewayApi', required: true }],
 		properties: [
-			{
-				displayName: 'Operation',
-				name: 'operation',
-				type: 'options',
-				noDataExpression: true,
-				options: [
+			operationProperty(
+				[
 					{
 						name: 'Generate',
 						value: 'generate',
@@ -38,8 +31,8 @@ export class GenGatewayImage implements INodeType {
 						description: 'Create images from a prompt (POST /v1/images/generations, paid)',
 					},
 				],
-				default: 'generate',
-			},
+				'generate',
+			),
 			modelLocator('e.g. img-1'),
 			...generate.properties,
 		],

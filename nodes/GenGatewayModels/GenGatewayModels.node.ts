@@ -1,6 +1,6 @@
-import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
+import { nodeBase, operationProperty } from '../shared/descriptions/nodeBase';
 import * as getMany from './actions/getMany.operation';
 
 export class GenGatewayModels implements INodeType {
@@ -9,21 +9,14 @@ export class GenGatewayModels implements INodeType {
 		name: 'genGatewayModels',
 		icon: { light: 'file:genGatewayModels.svg', dark: 'file:genGatewayModels.dark.svg' },
 		group: ['transform'],
-		version: 1,
+		...nodeBase(),
 		subtitle: '={{"Get many models"}}',
 		description: 'List the models the Gen Gateway service offers right now',
 		defaults: { name: 'Gen Gateway Models' },
 		usableAsTool: true,
-		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'genGatewayApi', required: true }],
 		properties: [
-			{
-				displayName: 'Operation',
-				name: 'operation',
-				type: 'options',
-				noDataExpression: true,
-				options: [
+			operationProperty(
+				[
 					{
 						name: 'Get Many',
 						value: 'getMany',
@@ -31,8 +24,8 @@ export class GenGatewayModels implements INodeType {
 						description: 'List the live models (GET /v1/models, free of charge)',
 					},
 				],
-				default: 'getMany',
-			},
+				'getMany',
+			),
 			...getMany.properties,
 		],
 	};

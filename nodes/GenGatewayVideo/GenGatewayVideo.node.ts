@@ -1,6 +1,7 @@
-import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
+import { nodeBase, operationProperty } from '../shared/descriptions/nodeBase';
 import * as check from './actions/check.operation';
 import * as download from './actions/download.operation';
 import * as generate from './actions/generate.operation';
@@ -23,7 +24,7 @@ export class GenGatewayVideo implements INodeType {
 		name: 'genGatewayVideo',
 		icon: { light: 'file:genGatewayVideo.svg', dark: 'file:genGatewayVideo.dark.svg' },
 		group: ['transform'],
-		version: 1,
+		...nodeBase(),
 		// The operation's display name, not its value (Generate also names the model); one literal, as n8n's lint rule
 		// wants it. test/unit/video.subtitle.test.ts evaluates it for every option below.
 		subtitle:
@@ -32,21 +33,14 @@ export class GenGatewayVideo implements INodeType {
 			'Generate videos with the Gen Gateway asynchronous task API: submit once, wait with polling, download the mp4',
 		defaults: { name: 'Gen Gateway Video' },
 		usableAsTool: true,
-		inputs: [NodeConnectionTypes.Main],
 		// Check routes items to two outputs (Done, Still Running); every other operation has one. An expression, as n8n's
 		// Switch node does it: the editor and the engine evaluate it against the node's parameters.
 		outputs: `={{ $parameter["operation"] === "check" ? [{ "type": "main", "displayName": "Done" }, { "type": "main", "displayName": "Still Running" }] : ["main"] }}`,
-		credentials: [{ name: 'genGatewayApi', required: true }],
 		properties: [
-			// Every operation acts on one thing, a video task: a Resource selector with a single choice would add a click
-			// and change every saved workflow's parameters for nothing.
-			// eslint-disable-next-line @n8n/community-nodes/resource-operation-pattern
-			{
-				displayName: 'Operation',
-				name: 'operation',
-				type: 'options',
-				noDataExpression: true,
-				options: [
+			// No Resource selector (n8n's lint asks for one above 5 operations): every operation acts on a video task, and
+			// a selector with one choice would add a click and change every saved workflow's parameters for nothing.
+			operationProperty(
+				[
 					{
 						name: 'Check',
 						value: 'check',
@@ -87,8 +81,8 @@ export class GenGatewayVideo implements INodeType {
 						description: 'Resume a task submitted earlier: poll until it ends, then download the video',
 					},
 				],
-				default: 'generate',
-			},
+				'generate',
+			),
 			...generate.properties,
 			...check.properties,
 			...getStatus.properties,
