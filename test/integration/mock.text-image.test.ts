@@ -118,6 +118,47 @@ describe('responses', () => {
 	});
 });
 
+describe('image parts in messages (the Chat node sends them)', () => {
+	const png = Buffer.from('89504e470d0a1a0a0000', 'hex');
+	const dataUrl = `data:image/png;base64,${png.toString('base64')}`;
+
+	it('chat completions and responses note each image they saw: type and size of a data: URL, else the URL', async () => {
+		const chat = await post('/v1/chat/completions', {
+			model: 'gpt-4o-mini',
+			messages: [
+				{
+					role: 'user',
+					content: [
+						{ type: 'text', text: 'what is this' },
+						{ type: 'image_url', image_url: { url: dataUrl, detail: 'low' } },
+						{ type: 'image_url', image_url: { url: 'https://example.com/a.jpg' } },
+					],
+				},
+			],
+		});
+		expect(json(chat).choices[0].message.content).toBe(
+			'Echo: what is this\n[image image/png, 10 bytes]\n[image https://example.com/a.jpg]',
+		);
+		const responses = await post('/v1/responses', {
+			model: 'gpt-4o-mini',
+			input: [{ role: 'user', content: [{ type: 'input_image', image_url: dataUrl, detail: 'auto' }] }],
+		});
+		expect(json(responses).output_text).toBe('Echo: [image image/png, 10 bytes]');
+	});
+
+	it.each([
+		['chat, no url', '/v1/chat/completions', 'messages', { type: 'image_url', image_url: {} }, 'messages.0.content.0.image_url.url: '],
+		['chat, a file path', '/v1/chat/completions', 'messages', { type: 'image_url', image_url: { url: '/tmp/a.png' } }, 'messages.0.content.0.image_url.url: '],
+		['chat, bad detail', '/v1/chat/completions', 'messages', { type: 'image_url', image_url: { url: dataUrl, detail: 'max' } }, 'messages.0.content.0.image_url.detail: '],
+		['responses, url as object', '/v1/responses', 'input', { type: 'input_image', image_url: { url: dataUrl } }, 'input.0.content.0.image_url: '],
+		['responses, bad detail', '/v1/responses', 'input', { type: 'input_image', image_url: dataUrl, detail: 'x' }, 'input.0.content.0.detail: '],
+	])('rejects a malformed image part with 400 (%s)', async (_name, path, list, part, message) => {
+		const res = await post(path, { model: 'gpt-4o-mini', [list]: [{ role: 'user', content: [part] }] });
+		expect(res.status).toBe(400);
+		expect(json(res).error.message.startsWith(message)).toBe(true);
+	});
+});
+
 describe('images', () => {
 	const pngSize = (buf: Buffer) => [buf.readUInt32BE(16), buf.readUInt32BE(20)];
 

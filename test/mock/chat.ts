@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { sendError, sendJson, type RequestContext } from './context';
 import { isChatModel } from './models';
 import { sendSse, type SseEvent } from './sse';
-import { contentText, countTokens, deltas, echoReply, type Reply } from './text';
+import { contentText, countTokens, deltas, echoReply, imagePartProblem, type Reply } from './text';
 import { toolTurn, type ChatMessage, type ToolCall, type ToolChoice } from './toolCalls';
 
 const Tool = z.object({
@@ -44,6 +44,8 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
 	}
 	const body = parsed.data;
 	if (!isChatModel(body.model)) return sendError(ctx, 400, `model: '${body.model}' is not a chat model`);
+	const imageProblem = imagePartProblem('messages', body.messages);
+	if (imageProblem) return sendError(ctx, 400, imageProblem);
 
 	const maxTokens = body.max_completion_tokens ?? body.max_tokens;
 	const turn = toolTurn(body.messages as ChatMessage[], body.tools, body.tool_choice as ToolChoice | undefined);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { sendError, sendJson, type RequestContext } from './context';
 import { isChatModel } from './models';
 import { sendSse, type SseEvent } from './sse';
-import { contentText, countTokens, deltas, echoReply } from './text';
+import { contentText, countTokens, deltas, echoReply, imagePartProblem } from './text';
 
 const InputItem = z
 	.object({ role: z.string().optional(), type: z.string().optional(), content: z.any().optional() })
@@ -45,6 +45,8 @@ export async function responses(ctx: RequestContext): Promise<void> {
 	}
 	const body = parsed.data;
 	if (!isChatModel(body.model)) return sendError(ctx, 400, `model: '${body.model}' is not a chat model`);
+	const imageProblem = typeof body.input === 'string' ? undefined : imagePartProblem('input', body.input);
+	if (imageProblem) return sendError(ctx, 400, imageProblem);
 
 	const jsonMode = body.text?.format !== undefined && body.text.format.type !== 'text';
 	const reply = echoReply(lastUserText(body.input), jsonMode, body.max_output_tokens);
