@@ -1,0 +1,156 @@
+// Case 2, queue mode: Redis, PostgreSQL, a main and two workers (`n8n worker --concurrency=5`; test/e2e/queue's
+// cluster plus a second worker from the same home), E executions × M prompts of the durable wait (Webhook → Split Out
+// → Submit Video → Wait → Check Video loop). One worker is SIGKILLed while submissions run, the main is restarted
+// once while the executions wait. Every prompt should be submitted once (0 duplicates at the mock) and every task
+// created delivered (0 lost task_ids).
+import { randomUUID } from 'crypto';
+
+import { freePort, nodeType, randomId, type N8nServer } from '../../test/e2e/n8n';
+import { startQueueCluster } from '../../test/e2e/queue/cluster';
+import { startService, type ServiceProcess } from '../../test/e2e/queue/process';
+import type { MockClient } from '../../test/mock/process';
+import type { ScaleConfig } from './config';
+import { countRequests, setRateLimit, type Log, type RequestCounts } from './common';
+
+const WEBHOOK_PATH = 'scale-queue-durable';
+
+export interface QueueRun {
+	executions: number;
+	prompts: number;
+	statuses: Record<string, number>;
+	counts: RequestCounts;
+	/** Tasks created that no content request fetched whole. */
+	lostTaskIds: number;
+	/** Tasks whose content was served with exactly the task's bytes. */
+	exact: number;
+	/** Sum of node run times of all executions (s) over the prompts: worker time per task. */
+	workerSecondsPerTask: number;
+	wallSeconds: number;
+	killedWorkerAtSeconds: number;
+	restartedMainAtSeconds: number;
+}
+
+function queueWorkflow(credential: { id: string; name: string }, waitSeconds: number): Record<string, unknown> {
+	const credentials = { genGatewayApi: credential };
+	const nodes = [
+		{ name: 'Webhook', type: 'n8n-nodes-base.webhook', typeVersion: 2, webhookId: randomUUID(), parameters: { httpMethod: 'POST', path: WEBHOOK_PATH, responseMode: 'onReceived', options: {} } },
+		{ name: 'One Item per Prompt', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'body.prompts', options: {} } },
+		{ name: 'Submit Video', type: nodeType('genGatewayVideo'), typeVersion: 1, parameters: { operation: 'generate', model: 'gk_1.5', prompt: '={{ $json["body.prompts"] ?? $json.prompt }}', waitForCompletion: false }, credentials },
+		{ name: 'Wait', type: 'n8n-nodes-base.wait', typeVersion: 1.1, webhookId: randomUUID(), parameters: { resume: 'timeInterval', amount: waitSeconds, unit: 'seconds' } },
+		{ name: 'Check Video', type: nodeType('genGatewayVideo'), typeVersion: 1, parameters: { operation: 'check', taskId: '={{ $json.task_id }}', submittedAt: '={{ $json.submitted_at }}' }, credentials },
+	];
+	const connections: Record<string, unknown> = {};
+	for (let i = 0; i + 1 < nodes.length; i++) connections[nodes[i].name] = { main: [[{ node: nodes[i + 1].name, type: 'main', index: 0 }]] };
+	connections['Check Video'] = { main: [[], [{ node: 'Wait', type: 'main', index: 0 }]] };
+	return {
+		id: randomId(),
+		name: 'Scale: queue mode durable batch',
+		active: false,
+		settings: { executionOrder: 'v1' },
+		connections,
+		nodes: nodes.map((node, index) => ({ id: `${randomId(8)}-${index}`, position: [index * 220, 0], ...node })),
+	};
+}
+
+async function executionsOf(server: N8nServer, cookie: string, workflowId: string): Promise<Array<{ id: string; status: string }>> {
+	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
+	const response = await server.rest('GET', `/rest/executions?filter=${filter}&limit=500`, { cookie });
+	return (response.body?.data?.results ?? []).map((entry: { id: string; status: string }) => ({ id: String(entry.id), status: entry.status }));
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log): Promise<QueueRun> {
+	const { executions, itemsPerExecution, taskSeconds, rateLimit, concurrency } = config.queue;
+	let workflowId = '';
+	const cluster = await startQueueCluster({
+		baseUrl: mock.url,
+		apiKey: mock.apiKey,
+		workerConcurrency: concurrency,
+		extraWorkflows: (credential) => {
+			const workflow = queueWorkflow(credential, 70);
+			workflowId = String(workflow.id);
+			return [workflow];
+		},
+	});
+	let second: ServiceProcess | undefined;
+	let main = cluster.main;
+	let restarted: N8nServer | undefined;
+	try {
+		const home = cluster.workerHome;
+		const env = home.env({
+			QUEUE_HEALTH_CHECK_ACTIVE: 'true',
+			QUEUE_HEALTH_CHECK_PORT: String(await freePort()),
+			N8N_WORKER_SERVER_ADDRESS: '127.0.0.1',
+			N8N_RUNNERS_BROKER_PORT: String(await freePort()),
+		});
+		second = startService(home.install.n8nBin, ['worker', `--concurrency=${concurrency}`], { cwd: home.dir, env });
+		await second.waitForOutput(/n8n worker is now ready|Worker ready|ready to process/i, 180_000).catch(() => sleep(15_000));
+		await mock.reset();
+		await setRateLimit(mock, rateLimit);
+		let cookie = await main.ownerSession();
+		const started = Date.now();
+		log(`  queue: ${executions} executions × ${itemsPerExecution} prompts × ${taskSeconds} s at ${rateLimit} req/s, 2 workers × ${concurrency} …`);
+		for (let e = 0; e < executions; e++) {
+			const prompts = Array.from({ length: itemsPerExecution }, (_, i) => `Queue ${e + 1}.${i + 1} [[queuedMs=0]] [[runMs=${taskSeconds * 1000}]] [[ttlMs=3600000]]`);
+			const answer = await fetch(`${main.url}/webhook/${WEBHOOK_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompts }) });
+			if (answer.status !== 200) throw new Error(`bench:scale: queue webhook answered ${answer.status}`);
+		}
+		await sleep(Math.max(0, 20_000 - (Date.now() - started)));
+		const killedAt = (Date.now() - started) / 1000;
+		log(`  queue: SIGKILL worker 2 at ${killedAt.toFixed(0)} s`);
+		await second.stop('SIGKILL', 0);
+		await sleep(Math.max(0, 60_000 - (Date.now() - started)));
+		const restartedAt = (Date.now() - started) / 1000;
+		log(`  queue: restarting the main at ${restartedAt.toFixed(0)} s`);
+		await main.stop();
+		restarted = await cluster.mainHome.startServer({ readyTimeoutMs: 180_000 });
+		main = restarted;
+		cookie = await main.ownerSession();
+		let list: Array<{ id: string; status: string }> = [];
+		const deadline = Date.now() + 25 * 60_000;
+		while (Date.now() < deadline) {
+			list = await executionsOf(main, cookie, workflowId);
+			if (list.length >= executions && list.every((entry) => ['success', 'error', 'crashed', 'canceled'].includes(entry.status))) break;
+			await sleep(3000);
+		}
+		const wallSeconds = (Date.now() - started) / 1000;
+		const statuses: Record<string, number> = {};
+		for (const entry of list) statuses[entry.status] = (statuses[entry.status] ?? 0) + 1;
+		let nodeMs = 0;
+		for (const entry of list) {
+			const response = await main.rest('GET', `/rest/executions/${entry.id}`, { cookie });
+			const { unflatten } = await import('../../test/e2e/lib/executions');
+			const data = unflatten(response.body.data.data);
+			for (const runs of Object.values(data.resultData.runData ?? {}) as Array<Array<{ executionTime: number }>>) {
+				for (const run of runs) nodeMs += run.executionTime ?? 0;
+			}
+		}
+		const mockLog = await mock.log();
+		const created = new Set(mockLog.filter((entry) => entry.method === 'POST' && entry.taskId).map((entry) => entry.taskId!));
+		const served = mockLog.filter((entry) => entry.path.endsWith('/artifacts/video/content') && entry.status === 200 && entry.taskId);
+		const exactTasks = new Set<string>();
+		for (const entry of served) if (entry.sha256 === (await mock.artifactSha256(entry.taskId!))) exactTasks.add(entry.taskId!);
+		const run: QueueRun = {
+			executions,
+			prompts: executions * itemsPerExecution,
+			statuses,
+			counts: countRequests(mockLog),
+			lostTaskIds: [...created].filter((taskId) => !exactTasks.has(taskId)).length,
+			exact: exactTasks.size,
+			workerSecondsPerTask: nodeMs / 1000 / (executions * itemsPerExecution),
+			wallSeconds,
+			killedWorkerAtSeconds: killedAt,
+			restartedMainAtSeconds: restartedAt,
+		};
+		log(
+			`  queue: ${JSON.stringify(statuses)} in ${wallSeconds.toFixed(0)} s; ${run.exact}/${run.prompts} exact; ${run.counts.submissions} tasks created, ` +
+				`${run.counts.duplicatePrompts} prompts twice, ${run.lostTaskIds} lost; ${run.counts.limited}/${run.counts.requests} answered 429`,
+		);
+		return run;
+	} finally {
+		await second?.stop('SIGKILL', 0);
+		await restarted?.stop();
+		await cluster.stop();
+	}
+}

@@ -1,0 +1,391 @@
+// `npm run bench:scale`: issue 22's scale benchmark in a real n8n (2.41.1) against the mock limiting the request
+// rate per key. Independent cases run side by side on their own mock and key (the limits are per key; the 2 req/s
+// cases hardly use the CPU), the one-download case runs alone at the end. Writes bench/scale/results.json (quick:
+// bench/.work/scale.quick.json; a subset: bench/.work/scale.partial.json) and, after a full run, the table in
+// docs/performance.md. SCALE_QUICK=1: small sizes. SCALE_ONLY=large,memory,durable,tight,http,download: a subset.
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+
+import { REPO_ROOT, type N8nHome } from '../../test/e2e/n8n';
+import type { MockClient } from '../../test/mock/process';
+import { benchHome, WORK_DIR, type BenchHome } from '../setup';
+import { figure, limitedMock, round, type Log, type ScaleFigure } from './common';
+import { scaleConfig, type ScaleConfig } from './config';
+import { medianOf, runDownload, type DownloadRound } from './download';
+import { runDurable, type DurableRun } from './durable';
+import { runHttpLoop, type HttpLoopRun } from './httpLoop';
+import { runInProcessBatch, runMemory, type BatchRun } from './inprocess';
+import { runQueue, type QueueRun } from './queue';
+import { renderScaleTable, SCALE_END, SCALE_START } from './render';
+
+const CASES = ['large', 'memory', 'durable', 'tight', 'http', 'download', 'queue'] as const;
+type CaseName = (typeof CASES)[number];
+/** Case 2 (queue mode) adds about 9 minutes: only with SCALE_QUEUE=1 or SCALE_ONLY=queue. */
+const DEFAULT_CASES = CASES.filter((name) => name !== 'queue' || process.env.SCALE_QUEUE === '1');
+
+const log: Log = (line) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+
+function selected(): CaseName[] {
+	const only = process.env.SCALE_ONLY?.split(',').map((name) => name.trim()).filter(Boolean);
+	if (!only) return [...DEFAULT_CASES];
+	const unknown = only.filter((name) => !(CASES as readonly string[]).includes(name));
+	if (unknown.length > 0) throw new Error(`SCALE_ONLY: unknown ${unknown.join(', ')}; known: ${CASES.join(', ')}`);
+	return CASES.filter((name) => only.includes(name));
+}
+
+function git(args: string[]): string {
+	try {
+		return execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
+	} catch {
+		return '';
+	}
+}
+
+interface Outcomes {
+	large?: BatchRun;
+	memory?: BatchRun & { inFlight: number };
+	durable?: DurableRun;
+	tight?: BatchRun;
+	http?: HttpLoopRun;
+	download?: DownloadRound[];
+	queue?: QueueRun;
+}
+
+const share = (part: number, whole: number) => (whole > 0 ? (100 * part) / whole : 0);
+
+function batchFigures(id: string, label: string, run: BatchRun | DurableRun, items: number, caseNo: 1 = 1): ScaleFigure[] {
+	const ratio = run.wallSeconds / run.floorSeconds;
+	return [
+		figure({
+			id: `${id}.exact`,
+			case: caseNo,
+			label: `${label}: videos delivered with exact bytes${run.ok ? '' : ` (run failed: ${run.error?.slice(0, 120)})`}`,
+			value: run.delivery.exact,
+			unit: '',
+			ideal: items,
+			target: { op: '>=', value: items },
+			how: 'Items with status SUCCESS whose stored file hashes to the sha256 the mock generated for the task.',
+		}),
+		figure({
+			id: `${id}.failedBy429`,
+			case: caseNo,
+			label: `${label}: items failed by a 429`,
+			value: run.delivery.failedBy429 + (!run.ok && /429|rate limit/i.test(run.error ?? '') ? items - run.delivery.delivered : 0),
+			unit: '',
+			ideal: 0,
+			target: { op: '<=', value: 0 },
+			how: 'Output items with an error naming a 429 or a rate limit, or every undelivered item when the run failed with one.',
+		}),
+		figure({
+			id: `${id}.wallRatio`,
+			case: caseNo,
+			label: `${label}: wall ${round(run.wallSeconds, 0)} s ÷ floor ${round(run.floorSeconds, 0)} s`,
+			value: round(ratio, 2),
+			unit: 'x',
+			ideal: 1,
+			target: { op: '<=', value: 1.2 },
+			how: 'Wall time (the node in run data; the execution for the durable wait) over max(4N/R, T + 3N/R, N/R + T).',
+		}),
+		figure({
+			id: `${id}.requestsPerTask`,
+			case: caseNo,
+			label: `${label}: requests per task (429s included)`,
+			value: round(run.counts.requests / items, 2),
+			unit: '',
+			ideal: 4,
+			how: "Every /v1 request the mock received for the run's key, over N.",
+		}),
+		figure({
+			id: `${id}.share429`,
+			case: caseNo,
+			label: `${label}: share of requests answered 429`,
+			value: round(share(run.counts.limited, run.counts.requests), 1),
+			unit: '%',
+			ideal: 0,
+			target: { op: '<=', value: 5 },
+			how: "429 answers in the mock's log over all /v1 requests of the run.",
+		}),
+	];
+}
+
+function figuresOf(config: ScaleConfig, o: Outcomes): ScaleFigure[] {
+	const out: ScaleFigure[] = [];
+	const L = config.large;
+	if (o.large) out.push(...batchFigures('large', `In-process wait, ${L.items} × ${L.taskSeconds} s at ${L.rateLimit} req/s`, o.large, L.items));
+	if (o.memory) {
+		out.push(
+			figure({
+				id: 'memory.added',
+				case: 1,
+				label: `Peak memory over baseline, ${o.memory.inFlight} downloads of ${config.memory.sizeMiB} MiB in flight`,
+				value: round(o.memory.memory.addedMiB, 0),
+				unit: 'MiB',
+				target: { op: '<=', value: 256 },
+				how: 'RSS of n8n and its task runner (50 ms samples) during the Generate node over the median of the 0.5 s before it.',
+			}),
+		);
+	}
+	if (o.large) {
+		out.push(
+			figure({
+				id: 'large.memoryAdded',
+				case: 1,
+				label: `Peak memory over baseline during the ${L.items}-prompt run`,
+				value: round(o.large.memory.addedMiB, 0),
+				unit: 'MiB',
+				how: 'As above, over the whole batch.',
+			}),
+		);
+	}
+	const D = config.durable;
+	if (o.durable) {
+		out.push(...batchFigures('durable', `Durable wait (Wait ${D.waitSeconds} s → Check), ${D.items} × ${D.taskSeconds} s at ${D.rateLimit} req/s`, o.durable, D.items));
+		out.push(
+			figure({
+				id: 'durable.databaseGrowth',
+				case: 1,
+				label: `Database growth per waiting execution (${D.items} items parked)`,
+				value: round(o.durable.databaseGrowthWaitingMiB, 2),
+				unit: 'MiB',
+				how: 'SQLite file + WAL size when the execution was first `waiting`, minus before the webhook call.',
+			}),
+			figure({
+				id: 'durable.nodeSeconds',
+				case: 1,
+				label: `Durable wait: seconds the Gen Gateway nodes held the process, per task`,
+				value: round((o.durable.nodeSeconds * 1000) / D.items, 0),
+				unit: 'ms',
+				how: 'Sum of Submit Video and Check Video run times in the execution, over N.',
+			}),
+		);
+	}
+	const T = config.tight;
+	if (o.tight) out.push(...batchFigures('tight', `In-process wait, ${T.items} × ${T.taskSeconds} s at ${T.rateLimit} req/s`, o.tight, T.items));
+	const H = config.httpLoop;
+	if (o.http) {
+		const run = o.http;
+		const label = `HTTP Request + Wait + IF, ${H.items} × ${H.taskSeconds} s at ${H.rateLimit} req/s`;
+		out.push(
+			figure({
+				id: 'http.delivered',
+				case: 3,
+				label: `${label}: videos delivered${run.ok ? '' : ` (run failed: ${run.error?.slice(0, 120)})`}`,
+				value: run.delivered,
+				unit: '',
+				ideal: H.items,
+				how: 'Items with a binary out of the Download Video node.',
+			}),
+			figure({
+				id: 'http.share429',
+				case: 3,
+				label: `${label}: share answered 429`,
+				value: round(share(run.counts.limited, run.counts.requests), 1),
+				unit: '%',
+				ideal: 0,
+				how: "429 answers over all /v1 requests in the mock's log.",
+			}),
+			figure({
+				id: 'http.requestsPerTask',
+				case: 3,
+				label: `${label}: requests per prompt`,
+				value: round(run.counts.requests / H.items, 2),
+				unit: '',
+				ideal: 4,
+				how: 'All /v1 requests over N.',
+			}),
+			figure({
+				id: 'http.duplicates',
+				case: 3,
+				label: `${label}: prompts submitted more than once (paid twice); paid tasks never downloaded: ${run.paidNotDelivered}`,
+				value: run.counts.duplicatePrompts,
+				unit: '',
+				ideal: 0,
+				how: 'Prompts with more than one created task; tasks created whose content was never fetched.',
+			}),
+			figure({
+				id: 'http.wall',
+				case: 3,
+				label: `${label}: wall time (first HTTP node start → last end)`,
+				value: round(run.wallSeconds, 0),
+				unit: 's',
+				ideal: round(run.floorSeconds, 0),
+				how: 'From the run data of the HTTP nodes; the ideal is the floor.',
+			}),
+		);
+	}
+	if (o.download) {
+		const r = o.download;
+		const size = config.download.sizeMiB;
+		const ms = (variant: keyof DownloadRound['ms']) => round(medianOf(r, (x) => x.ms[variant]), 0);
+		const mem = (variant: keyof DownloadRound['addedMiB']) => round(medianOf(r, (x) => x.addedMiB[variant]), 0);
+		const floorOf = (x: DownloadRound) => Math.max(x.ms.store1m, x.ms.read);
+		const floor = round(medianOf(r, floorOf), 0);
+		const row = (id: string, label: string, variant: keyof DownloadRound['ms'], how: string, ideal?: number): ScaleFigure =>
+			figure({ id: `download.${id}`, case: 4, label: `${label} (+${mem(variant)} MiB)`, value: ms(variant), unit: 'ms', ideal, how });
+		out.push(
+			row('store1m', `n8n stores a generated ${size} MiB stream, no HTTP, 1 MiB chunks (64 KiB chunks: ${ms('store64k')} ms)`, 'store1m', 'Probe node: prepareBinaryData of a Readable; node run time in run data, median of rounds.'),
+			row('read', `n8n's HTTP helper reads ${size} MiB, stores nothing`, 'read', 'Probe node: this.helpers.httpRequest, encoding stream, read to the end.'),
+			row('readStore', `The helper's stream straight into prepareBinaryData`, 'readStore', 'Probe node: the least a streaming node can write.', floor),
+			row('readGrouped', `The same, regrouped into 1 MiB chunks (what the node does)`, 'readGrouped', 'Probe node: the regrouping of nodes/shared/binary/largeChunks.ts, inline.', floor),
+			row('readBuffer', `The helper reads into one Buffer, then one store`, 'readBuffer', 'Probe node: encoding arraybuffer, then prepareBinaryData of the Buffer.', floor),
+			row('node', `Gen Gateway Video delivers ${size} MiB (submit, status, list, download, store)`, 'video', 'Generate of an instant task; node run time.', floor),
+			row('http', `n8n's HTTP Request node (File), same endpoint; curl ${round(medianOf(r, (x) => x.curlMs), 0)} ms`, 'http', 'Node run time; curl time_total just before and after each round.', floor),
+			figure({
+				id: 'download.nodeRatio',
+				case: 4,
+				label: `Video node ÷ floor (the slower of storing without HTTP and reading without storing)`,
+				value: round(medianOf(r, (x) => x.ms.video / floorOf(x)), 2),
+				unit: 'x',
+				ideal: 1,
+				target: { op: '<=', value: 1.1 },
+				how: 'Per round: node time over max(store, read) of the same round; median.',
+			}),
+			figure({
+				id: 'download.nodeMemory',
+				case: 4,
+				label: `Video node: memory added, against n8n's HTTP Request node`,
+				value: mem('video'),
+				unit: 'MiB',
+				ideal: mem('store1m'),
+				target: { op: '<=', value: mem('http') },
+				how: 'Tree RSS peak during the node over the 0.5 s before it; median of rounds. Ideal: the no-HTTP store.',
+			}),
+		);
+	}
+	if (o.queue) {
+		const q = o.queue;
+		const Q = config.queue;
+		const label = `Queue mode, ${Q.executions} executions × ${Q.itemsPerExecution} prompts, worker killed at ${round(q.killedWorkerAtSeconds, 0)} s, main restarted at ${round(q.restartedMainAtSeconds, 0)} s`;
+		out.push(
+			figure({ id: 'queue.duplicates', case: 2, label: `${label}: prompts submitted twice`, value: q.counts.duplicatePrompts, unit: '', ideal: 0, target: { op: '<=', value: 0 }, how: 'Prompts with more than one task created at the mock.' }),
+			figure({ id: 'queue.lost', case: 2, label: `${label}: task_ids created but never delivered (executions ${JSON.stringify(q.statuses)})`, value: q.lostTaskIds, unit: '', ideal: 0, target: { op: '<=', value: 0 }, how: 'Tasks created at the mock whose content was never served whole with its bytes.' }),
+			figure({ id: 'queue.exact', case: 2, label: `${label}: tasks delivered with exact bytes`, value: q.exact, unit: '', ideal: q.prompts, how: 'Content answers whose sha256 is the task artifact\'s, distinct tasks.' }),
+			figure({ id: 'queue.workerSeconds', case: 2, label: `${label}: worker busy time per task`, value: round(q.workerSecondsPerTask * 1000, 0), unit: 'ms', how: 'Sum of node run times of all executions over the prompts.' }),
+			figure({ id: 'queue.share429', case: 2, label: `${label}: share answered 429`, value: round(share(q.counts.limited, q.counts.requests), 1), unit: '%', ideal: 0, target: { op: '<=', value: 5 }, how: "429 answers over all /v1 requests in the mock's log." }),
+		);
+	}
+	return out;
+}
+
+async function main(): Promise<void> {
+	const started = Date.now();
+	const config = scaleConfig();
+	const cases = selected();
+	const has = (name: CaseName) => cases.includes(name);
+	fs.mkdirSync(WORK_DIR, { recursive: true });
+	const loads = [os.loadavg()[0]];
+	const loadTimer = setInterval(() => loads.push(os.loadavg()[0]), 5000);
+	log(`bench:scale: ${config.quick ? 'QUICK' : 'full'} run of ${cases.join(', ')}; load average ${loads[0].toFixed(2)}`);
+	const mocks: MockClient[] = [];
+	const homes: N8nHome[] = [];
+	const outcomes: Outcomes = {};
+	const stats: Record<string, unknown> = {};
+	let n8nVersion = '';
+	const newHome = async (mock: MockClient): Promise<BenchHome> => {
+		const home = await benchHome(mock);
+		homes.push(home.home);
+		n8nVersion = home.home.install.version;
+		return home;
+	};
+	const newMock = async (rate: number, label: string) => {
+		const mock = await limitedMock(rate, label);
+		mocks.push(mock);
+		return mock;
+	};
+	const statsOf = async (mock: MockClient) => (await fetch(`${mock.url}/__mock/stats`)).json();
+	try {
+		const chainA = async () => {
+			if (!has('large') && !has('memory') && !has('durable')) return;
+			const mock = await newMock(config.large.rateLimit, 'large');
+			const home = await newHome(mock);
+			if (has('large')) {
+				outcomes.large = await runInProcessBatch(config.large, 'in-process', mock, home, log);
+				stats.large = await statsOf(mock);
+			}
+			if (has('memory')) outcomes.memory = await runMemory(config, mock, home, log);
+			if (has('durable')) {
+				outcomes.durable = await runDurable(config, mock, await newHome(mock), log);
+				stats.durable = await statsOf(mock);
+			}
+		};
+		const chainB = async () => {
+			if (!has('tight')) return;
+			const mock = await newMock(config.tight.rateLimit, 'tight');
+			outcomes.tight = await runInProcessBatch(config.tight, 'tight', mock, await newHome(mock), log);
+			stats.tight = await statsOf(mock);
+		};
+		const chainC = async () => {
+			if (!has('http')) return;
+			const mock = await newMock(config.httpLoop.rateLimit, 'http');
+			outcomes.http = await runHttpLoop(config.httpLoop, mock, await newHome(mock), log);
+			stats.http = await statsOf(mock);
+		};
+		const settled = await Promise.allSettled([chainA(), chainB(), chainC()]);
+		for (const result of settled) if (result.status === 'rejected') log(`a case failed: ${(result.reason as Error).stack ?? result.reason}`);
+		if (has('download')) {
+			const mock = await newMock(0, 'download');
+			outcomes.download = await runDownload(config, mock, await newHome(mock), log);
+		}
+		if (has('queue')) {
+			const mock = await newMock(config.queue.rateLimit, 'queue');
+			outcomes.queue = await runQueue(config, mock, log);
+			stats.queue = await statsOf(mock);
+		}
+		if (settled.some((result) => result.status === 'rejected')) throw new Error('bench:scale: a case failed (above)');
+	} finally {
+		clearInterval(loadTimer);
+		for (const mock of mocks) await mock.stop();
+		for (const home of homes) await home.dispose();
+	}
+	loads.push(os.loadavg()[0]);
+
+	const figures = figuresOf(config, outcomes);
+	const complete = DEFAULT_CASES.every((name) => cases.includes(name)) && cases.includes('download');
+	const cpus = os.cpus();
+	const results = {
+		schema: 1,
+		date: new Date().toISOString(),
+		quick: config.quick,
+		machine: {
+			cpus: cpus.length,
+			cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+			memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+			node: process.version,
+			n8n: n8nVersion,
+			loadAverage: { start: loads[0], end: loads[loads.length - 1], max: Math.max(...loads) },
+		},
+		source: { commit: git(['rev-parse', 'HEAD']), dirty: git(['status', '--porcelain', '--', 'nodes', 'credentials']) !== '' },
+		config,
+		durationSeconds: Math.round((Date.now() - started) / 1000),
+		figures,
+		details: { ...outcomes, mockStats: stats },
+	};
+	const target = config.quick
+		? path.join(WORK_DIR, 'scale.quick.json')
+		: complete
+			? path.join(REPO_ROOT, 'bench', 'scale', 'results.json')
+			: path.join(WORK_DIR, 'scale.partial.json');
+	fs.writeFileSync(target, `${JSON.stringify(results, null, '\t')}\n`);
+	const table = renderScaleTable(figures);
+	const machine = `${results.date.slice(0, 10)}, ${results.machine.cpus} cores, Node ${results.machine.node}, n8n ${n8nVersion}; load average ${loads[0].toFixed(1)}–${Math.max(...loads).toFixed(1)}; the whole command took ${results.durationSeconds} s`;
+	process.stdout.write(`\n${machine}\n\n${table}\n\n`);
+	for (const f of figures.filter((entry) => entry.target && !entry.met)) process.stdout.write(`MISSED: ${f.label}: ${f.value}\n`);
+	process.stdout.write(`Wrote ${path.relative(process.cwd(), target)} in ${results.durationSeconds} s.\n`);
+	if (!config.quick && complete) {
+		const file = path.join(REPO_ROOT, 'docs', 'performance.md');
+		const text = fs.readFileSync(file, 'utf8');
+		const a = text.indexOf(SCALE_START);
+		const b = text.indexOf(SCALE_END);
+		if (a >= 0 && b > a) {
+			fs.writeFileSync(file, `${text.slice(0, a + SCALE_START.length)}\nLatest run: ${machine}.\n\n${table}\n${text.slice(b)}`);
+			process.stdout.write('Updated the At scale table in docs/performance.md.\n');
+		}
+	}
+}
+
+main().catch((error: unknown) => {
+	process.stderr.write(`bench:scale failed: ${(error as Error).stack ?? String(error)}\n`);
+	process.exit(1);
+});
