@@ -50,10 +50,11 @@ export async function binaryImageUrl(
 	const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, field);
 	const named = `Input binary field "${field}" of item ${itemIndex} (${where})`;
 	if (bytes.length > MAX_IMAGE_BYTES) {
-		throw new NodeOperationError(ctx.getNode(), `${named} is ${megabytes(bytes.length)}: too big to send`, {
+		const size = `${megabytes(bytes.length)} (${bytes.length} bytes)`;
+		throw new NodeOperationError(ctx.getNode(), `${named} is too big: ${size}, the limit is ${MAX_IMAGE_MB} MB`, {
 			description:
-				`An image sent in a message may be at most ${MAX_IMAGE_MB} MB. Nothing was sent. Make the image ` +
-				'smaller (e.g. with the Edit Image node) or pass a URL to it instead.',
+				`An image sent in a message may be at most ${MAX_IMAGE_MB} MB (${MAX_IMAGE_BYTES} bytes). Nothing was sent. ` +
+				'Make the image smaller (e.g. with the Edit Image node) or pass a URL to it instead.',
 			itemIndex,
 		});
 	}

@@ -1,0 +1,260 @@
+// Time: about 2 s (one image of 20 MB is built and read).
+/**
+ * Images in Chat messages, through n8n's engine against a loopback server of the test's own: the exact bytes both
+ * operations send for images by URL and from a binary field (a `data:` URL), the checks made before anything is sent
+ * (size limit, not an image, no source given: zero requests), and a model that refuses images (the service's message
+ * and the hint, one request).
+ */
+import { createServer } from 'http';
+import type { AddressInfo } from 'net';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType } from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
+
+import { runWorkflow } from '../harness/engine';
+import type { RunResult } from '../harness/engine';
+
+jest.setTimeout(30_000);
+
+const MB = 1024 * 1024;
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+/** A small "PNG": the signature and some bytes (the node reads the type from the label or the signature only). */
+const png = (size: number) => Buffer.concat([PNG_SIGNATURE, Buffer.alloc(Math.max(0, size - 8), 7)]);
+
+/** Puts binary field `data` (and `second`) on its one item, as the Image node or Read File would. */
+const binarySource: INodeType = {
+	description: {
+		displayName: 'Binary Source',
+		name: 'chatImagesBinarySource',
+		group: ['transform'],
+		version: 1,
+		description: 'Test: one item with binary data',
+		defaults: { name: 'Binary Source' },
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		properties: [
+			{ displayName: 'Size', name: 'size', type: 'number', default: 64 },
+			{ displayName: 'MIME Type', name: 'mimeType', type: 'string', default: 'image/png' },
+			{ displayName: 'Plain Bytes', name: 'plain', type: 'boolean', default: false },
+		],
+	},
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		const size = this.getNodeParameter('size', 0) as number;
+		const mimeType = this.getNodeParameter('mimeType', 0) as string;
+		const bytes = this.getNodeParameter('plain', 0) ? Buffer.alloc(size, 0x25) : png(size);
+		const data = await this.helpers.prepareBinaryData(bytes, 'picture.png', mimeType);
+		const second = await this.helpers.prepareBinaryData(png(16), 'second.png', 'image/png');
+		return [[{ json: {}, binary: { data, second }, pairedItem: { item: 0 } }]];
+	},
+};
+
+interface Served {
+	url: string;
+	bodies: string[];
+}
+
+/** Answers every POST with `answer`, keeping each request body exactly as received. */
+async function withServer(answer: { status: number; body: unknown }, test: (s: Served) => Promise<void>): Promise<void> {
+	const bodies: string[] = [];
+	const server = createServer((req, res) => {
+		const chunks: Buffer[] = [];
+		req.on('data', (chunk: Buffer) => chunks.push(chunk));
+		req.on('end', () => {
+			if (req.method === 'POST') bodies.push(Buffer.concat(chunks).toString('utf8'));
+			res.writeHead(answer.status, { 'Content-Type': 'application/json' });
+			res.end(JSON.stringify(answer.body));
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	try {
+		await test({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies });
+	} finally {
+		server.closeAllConnections();
+		await new Promise<void>((resolve) => server.close(() => resolve()));
+	}
+}
+
+const COMPLETION = { id: 'c1', object: 'chat.completion', model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'A fox.' }, finish_reason: 'stop' }] };
+const RESPONSE = { id: 'r1', object: 'response', status: 'completed', model: 'm', output_text: 'A fox.', output: [] };
+
+const model = { __rl: true, mode: 'id', value: 'm' };
+const chat = (entry: IDataObject) => ({ operation: 'message', model, messages: { values: [entry] } });
+const responses = (entry: IDataObject) => ({ operation: 'response', model, input: { values: [entry] } });
+
+async function run(parameters: IDataObject, baseUrl: string, source?: IDataObject): Promise<RunResult> {
+	return await runWorkflow({
+		nodes: [
+			...(source ? [{ name: 'Source', type: 'chatImagesBinarySource', parameters: source }] : []),
+			{ name: 'Chat', type: 'genGatewayChat', parameters, credentials: true },
+		],
+		credentials: { baseUrl, apiKey: 'sentinel-key-images-8a1b' },
+		extraNodeTypes: [binarySource],
+	});
+}
+
+const dataUrl = (bytes: Buffer) => `data:image/png;base64,${bytes.toString('base64')}`;
+
+describe('the bytes sent for images', () => {
+	const urls = { imageSource: 'url', imageUrls: 'https://example.com/a.png,\nhttps://example.com/b.jpg' };
+
+	it('Message a Model, by URL: text part first, then one image_url part per URL with the detail asked for', async () => {
+		await withServer({ status: 200, body: COMPLETION }, async (server) => {
+			const result = await run(chat({ role: 'user', content: 'What is this?', ...urls, imageDetail: 'low' }), server.url);
+			expect(result.error).toBeUndefined();
+			expect(server.bodies).toEqual([
+				JSON.stringify({
+					model: 'm',
+					messages: [
+						{
+							role: 'user',
+							content: [
+								{ type: 'text', text: 'What is this?' },
+								{ type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } },
+								{ type: 'image_url', image_url: { url: 'https://example.com/b.jpg', detail: 'low' } },
+							],
+						},
+					],
+				}),
+			]);
+			expect(result.output()[0].json.content).toBe('A fox.');
+		});
+	});
+
+	it('Message a Model, from binary fields: data: URLs (type read from the bytes when labelled generically), detail auto left out', async () => {
+		await withServer({ status: 200, body: COMPLETION }, async (server) => {
+			const entry = { role: 'user', content: '', imageSource: 'binary', binaryPropertyName: 'data, second' };
+			const result = await run(chat(entry), server.url, { size: 300, mimeType: 'application/octet-stream' });
+			expect(result.error).toBeUndefined();
+			expect(server.bodies).toEqual([
+				JSON.stringify({
+					model: 'm',
+					messages: [
+						{
+							role: 'user',
+							content: [
+								{ type: 'image_url', image_url: { url: dataUrl(png(300)) } },
+								{ type: 'image_url', image_url: { url: dataUrl(png(16)) } },
+							],
+						},
+					],
+				}),
+			]);
+		});
+	});
+
+	it('Create a Response, by URL and from a binary field: input_text then input_image parts, detail always sent', async () => {
+		await withServer({ status: 200, body: RESPONSE }, async (server) => {
+			const parameters = {
+				...responses({ role: 'user', content: 'Describe it', imageSource: 'binary', imageDetail: 'high' }),
+				instructions: 'Be brief',
+			};
+			(parameters.input as { values: IDataObject[] }).values.unshift({ role: 'user', content: 'And this one', ...urls });
+			const result = await run(parameters, server.url, { size: 100 });
+			expect(result.error).toBeUndefined();
+			expect(server.bodies).toEqual([
+				JSON.stringify({
+					model: 'm',
+					input: [
+						{
+							role: 'user',
+							content: [
+								{ type: 'input_text', text: 'And this one' },
+								{ type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' },
+								{ type: 'input_image', image_url: 'https://example.com/b.jpg', detail: 'auto' },
+							],
+						},
+						{
+							role: 'user',
+							content: [
+								{ type: 'input_text', text: 'Describe it' },
+								{ type: 'input_image', image_url: dataUrl(png(100)), detail: 'high' },
+							],
+						},
+					],
+					instructions: 'Be brief',
+				}),
+			]);
+			expect(result.output()[0].json.content).toBe('A fox.');
+		});
+	});
+
+	it('a message without images, and image fields on a non-user message, send the content as a plain string', async () => {
+		await withServer({ status: 200, body: COMPLETION }, async (server) => {
+			const parameters = chat({ role: 'assistant', content: 'Earlier answer', ...urls });
+			(parameters.messages.values as IDataObject[]).push({ role: 'user', content: 'hi', imageSource: 'none' });
+			expect((await run(parameters, server.url)).error).toBeUndefined();
+			expect(server.bodies).toEqual([
+				JSON.stringify({
+					model: 'm',
+					messages: [
+						{ role: 'assistant', content: 'Earlier answer' },
+						{ role: 'user', content: 'hi' },
+					],
+				}),
+			]);
+		});
+	});
+});
+
+describe('checked before anything is sent (zero requests)', () => {
+	it.each([
+		[
+			'an image over 20 MB',
+			{ size: 20 * MB + 1 },
+			'Input binary field "data" of item 0 (Messages › Message 1) is too big: 20.0 MB (20971521 bytes), the limit is 20 MB',
+			/at most 20 MB \(20971520 bytes\)\. Nothing was sent/,
+		],
+		[
+			'binary data that is not an image',
+			{ size: 100, mimeType: 'application/pdf', plain: true },
+			'Input binary field "data" of item 0 (Messages › Message 1) is not an image (application/pdf)',
+			/PNG, JPEG, GIF, WebP\)\. Nothing was sent/,
+		],
+		[
+			'a binary field the item does not have',
+			{ size: 100, binaryPropertyName: 'picture' },
+			"The item has no binary field 'picture' [item 0]",
+			/binary field name/,
+		],
+	])('%s', async (_name, source, message, description) => {
+		await withServer({ status: 200, body: COMPLETION }, async (server) => {
+			const { binaryPropertyName = 'data', ...sourceParameters } = source as IDataObject;
+			const entry = { role: 'user', content: 'What is this?', imageSource: 'binary', binaryPropertyName };
+			const result = await run(chat(entry), server.url, sourceParameters);
+			const error = result.nodeError('Chat') as Error & { description?: string };
+			expect(error.message).toBe(message);
+			expect(error.description).toMatch(description);
+			expect(server.bodies).toHaveLength(0);
+		});
+	});
+
+	it('Images "From URL(s)" with no URL fails and says which message', async () => {
+		await withServer({ status: 200, body: RESPONSE }, async (server) => {
+			const result = await run(responses({ role: 'user', content: 'x', imageSource: 'url', imageUrls: ' ' }), server.url);
+			expect(result.nodeError('Chat')?.message).toBe('Input › Message 1: "Image URL(s)" is empty');
+			expect(server.bodies).toHaveLength(0);
+		});
+	});
+});
+
+describe('a model that refuses images', () => {
+	const refusal = {
+		error: {
+			message: 'Invalid content type. image_url is only supported by certain models.',
+			type: 'invalid_request_error',
+			param: 'messages.[0].content.[1].type',
+			code: null,
+		},
+	};
+	it.each([
+		['Message a Model', chat, '/v1/chat/completions'],
+		['Create a Response', responses, '/v1/responses'],
+	])('%s: the service message and the hint, sent once', async (_name, parameters, path) => {
+		await withServer({ status: 400, body: refusal }, async (server) => {
+			const result = await run(parameters({ role: 'user', content: 'x', imageSource: 'url', imageUrls: 'https://example.com/a.png' }), server.url);
+			const error = result.nodeError('Chat') as Error & { description?: string; httpCode?: string };
+			expect(error.message).toBe(`POST ${path} failed with 400: ${refusal.error.message}`);
+			expect(error.description).toMatch(/rejected the request as invalid/);
+			expect(server.bodies).toHaveLength(1);
+		});
+	});
+});
