@@ -9,7 +9,7 @@ import * as path from 'path';
 import type { Page } from 'playwright-core';
 
 import { GenGatewayApi } from '../../credentials/GenGatewayApi.credentials';
-import { findVideoModel, VIDEO_MODELS, VIDEO_MODEL_IDS } from '../../nodes/GenGatewayVideo/matrix';
+import { findVideoModel, VIDEO_MODELS, VIDEO_MODEL_IDS } from '../../nodes/GenGatewayVideo/model/matrix';
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { launchChromium, type BrowserSession } from './browser/chromium';
 import {

@@ -1,7 +1,7 @@
 // The Video node inside a real n8n (1.123.81): validation before anything is paid for, FAILURE with and without
 // "Continue On Fail", and n8n's own "Retry On Fail" against a mock (a separate process, so fault rules set here hold
 // across the whole `n8n execute` run) that cuts a submission or fails an artifact listing once.
-import { buildVideoRequest } from '../../nodes/GenGatewayVideo/request';
+import { buildVideoRequest } from '../../nodes/GenGatewayVideo/model/requestBody';
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { importWorkflows } from './lib/imports';
 import { expectFailed, expectSucceeded, logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './lib/runs';

@@ -5,10 +5,10 @@
  * accept every allowed body; and a few hundred sets run through the real node (expressions, Continue On Fail) must
  * reach the service exactly when allowed. Seeded: the seed is in the test names; FUZZ_SEED=<n> reproduces a run.
  */
-import { userSetInput } from '../../nodes/GenGatewayVideo/parameters';
-import { InvalidVideoRequest } from '../../nodes/GenGatewayVideo/fieldParsers';
-import { buildVideoRequest } from '../../nodes/GenGatewayVideo/request';
-import type { VideoInput } from '../../nodes/GenGatewayVideo/request';
+import { userSetInput } from '../../nodes/GenGatewayVideo/model/parameters';
+import { InvalidVideoRequest } from '../../nodes/GenGatewayVideo/model/fieldParsers';
+import { buildVideoRequest } from '../../nodes/GenGatewayVideo/model/requestBody';
+import type { VideoInput } from '../../nodes/GenGatewayVideo/model/requestBody';
 import { spawnMockProcess } from '../mock/process';
 import type { MockClient } from '../mock/process';
 import { canonical, judge } from '../support/fuzzOracle';

@@ -1,6 +1,6 @@
 /** The mock service as other tests see it: a separate process, auth, models, the video contract end to end. */
 import { createHash } from 'crypto';
-import { VIDEO_MODELS, VIDEO_MODEL_IDS, type VideoModelCapabilities } from '../../nodes/GenGatewayVideo/matrix';
+import { VIDEO_MODELS, VIDEO_MODEL_IDS, type VideoModelCapabilities } from '../../nodes/GenGatewayVideo/model/matrix';
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { rawRequest } from '../mock/rawRequest';
 

@@ -1,4 +1,4 @@
-import { VIDEO_MODEL_IDS } from '../../nodes/GenGatewayVideo/matrix';
+import { VIDEO_MODEL_IDS } from '../../nodes/GenGatewayVideo/model/matrix';
 import { runWorkflow } from '../harness/engine';
 import { spawnMockProcess } from '../mock/process';
 import type { MockClient } from '../mock/process';

@@ -1,7 +1,7 @@
-import { MODEL_FIELD_SPECS } from '../../nodes/GenGatewayVideo/fields';
-import { userSetInput } from '../../nodes/GenGatewayVideo/parameters';
-import { buildVideoRequest } from '../../nodes/GenGatewayVideo/request';
-import type { VideoInput } from '../../nodes/GenGatewayVideo/request';
+import { MODEL_FIELD_SPECS } from '../../nodes/GenGatewayVideo/model/fields';
+import { userSetInput } from '../../nodes/GenGatewayVideo/model/parameters';
+import { buildVideoRequest } from '../../nodes/GenGatewayVideo/model/requestBody';
+import type { VideoInput } from '../../nodes/GenGatewayVideo/model/requestBody';
 import { spawnMockProcess } from '../mock/process';
 import type { MockClient } from '../mock/process';
 import { INVALID_CASES, VALID_CASES } from '../support/videoCases';

@@ -1,5 +1,5 @@
 /** The model list: the video matrix (imported, never copied) plus the mock's chat and image models. */
-import { VIDEO_MODEL_IDS } from '../../nodes/GenGatewayVideo/matrix';
+import { VIDEO_MODEL_IDS } from '../../nodes/GenGatewayVideo/model/matrix';
 
 export const CHAT_MODELS = ['gpt-4o-mini', 'gk-chat-1'] as const;
 export const IMAGE_MODELS = ['img-1', 'img-1-hd'] as const;

@@ -3,7 +3,7 @@
  * Every rejection reads `<field>: <what is wrong> (model <id>)`.
  */
 import { z } from 'zod';
-import { findVideoModel, VIDEO_MODEL_IDS, type VideoModelCapabilities } from '../../nodes/GenGatewayVideo/matrix';
+import { findVideoModel, VIDEO_MODEL_IDS, type VideoModelCapabilities } from '../../nodes/GenGatewayVideo/model/matrix';
 
 const urlList = z.array(z.string({ invalid_type_error: 'must be a URL string' }), {
 	invalid_type_error: 'must be an array of URLs',

@@ -1,5 +1,5 @@
-import { VIDEO_MODELS } from '../../nodes/GenGatewayVideo/matrix';
-import type { VideoModelCapabilities } from '../../nodes/GenGatewayVideo/matrix';
+import { VIDEO_MODELS } from '../../nodes/GenGatewayVideo/model/matrix';
+import type { VideoModelCapabilities } from '../../nodes/GenGatewayVideo/model/matrix';
 
 /**
  * An independent oracle for the Video node's Generate parameters: given the model and the raw field values n8n hands

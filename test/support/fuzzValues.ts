@@ -1,5 +1,5 @@
-import { GK_RATIOS, SD_RATIOS, SDX_NSFW_C1_RATIOS, VIDEO_MODELS } from '../../nodes/GenGatewayVideo/matrix';
-import type { VideoModelCapabilities } from '../../nodes/GenGatewayVideo/matrix';
+import { GK_RATIOS, SD_RATIOS, SDX_NSFW_C1_RATIOS, VIDEO_MODELS } from '../../nodes/GenGatewayVideo/model/matrix';
+import type { VideoModelCapabilities } from '../../nodes/GenGatewayVideo/model/matrix';
 import type { RawParameters } from './fuzzOracle';
 import type { Random } from './fuzzRandom';
 

@@ -1,6 +1,6 @@
-import { GK_RATIOS, SD_RATIOS, SDX_NSFW_C1_RATIOS, VIDEO_MODELS } from '../../nodes/GenGatewayVideo/matrix';
-import type { VideoModelCapabilities } from '../../nodes/GenGatewayVideo/matrix';
-import type { VideoInput } from '../../nodes/GenGatewayVideo/request';
+import { GK_RATIOS, SD_RATIOS, SDX_NSFW_C1_RATIOS, VIDEO_MODELS } from '../../nodes/GenGatewayVideo/model/matrix';
+import type { VideoModelCapabilities } from '../../nodes/GenGatewayVideo/model/matrix';
+import type { VideoInput } from '../../nodes/GenGatewayVideo/model/requestBody';
 
 /**
  * Table of Video request cases over all 11 models: valid inputs (which the service must accept) and invalid ones

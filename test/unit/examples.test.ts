@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'fs';
 import { resolve } from 'path';
 
-import { readVideoParameters } from '../../nodes/GenGatewayVideo/parameters';
-import { buildVideoRequest } from '../../nodes/GenGatewayVideo/request';
+import { readVideoParameters } from '../../nodes/GenGatewayVideo/model/parameters';
+import { buildVideoRequest } from '../../nodes/GenGatewayVideo/model/requestBody';
 import { loadPackageNodeTypes } from '../harness/engine';
 
 /** The importable example workflows reference real node types and valid static parameters. */

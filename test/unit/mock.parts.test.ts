@@ -1,7 +1,7 @@
 /** Pure parts of the mock: prompt markers, deterministic media, the validator against the matrix. */
 import { createHash } from 'crypto';
 import { inflateSync } from 'zlib';
-import { VIDEO_MODELS } from '../../nodes/GenGatewayVideo/matrix';
+import { VIDEO_MODELS } from '../../nodes/GenGatewayVideo/model/matrix';
 import { artifactChunks, artifactSha256, ChunkPool, deterministicPng, mp4Header } from '../mock/media';
 import { startMockService } from '../mock/server';
 import { markersIn, sanitizeScript, scriptFor } from '../mock/taskScript';

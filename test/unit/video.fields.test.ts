@@ -2,8 +2,8 @@ import { NodeHelpers } from 'n8n-workflow';
 import type { INode, INodeParameters, INodeProperties } from 'n8n-workflow';
 
 import { GenGatewayVideo } from '../../nodes/GenGatewayVideo/GenGatewayVideo.node';
-import { VIDEO_MODELS } from '../../nodes/GenGatewayVideo/matrix';
-import type { VideoModelCapabilities } from '../../nodes/GenGatewayVideo/matrix';
+import { VIDEO_MODELS } from '../../nodes/GenGatewayVideo/model/matrix';
+import type { VideoModelCapabilities } from '../../nodes/GenGatewayVideo/model/matrix';
 
 /**
  * What the editor shows for each model, computed with n8n-workflow's own display logic (the code the editor and the

@@ -1,4 +1,4 @@
-import { userSetInput } from '../../nodes/GenGatewayVideo/parameters';
+import { userSetInput } from '../../nodes/GenGatewayVideo/model/parameters';
 
 const FROM_EXPRESSION = { modelFixed: false, expressions: new Set<string>() };
 

@@ -1,6 +1,6 @@
-import { findVideoModel } from '../../nodes/GenGatewayVideo/matrix';
-import { InvalidVideoRequest, parseUrlList } from '../../nodes/GenGatewayVideo/fieldParsers';
-import { buildVideoRequest } from '../../nodes/GenGatewayVideo/request';
+import { findVideoModel } from '../../nodes/GenGatewayVideo/model/matrix';
+import { InvalidVideoRequest, parseUrlList } from '../../nodes/GenGatewayVideo/model/fieldParsers';
+import { buildVideoRequest } from '../../nodes/GenGatewayVideo/model/requestBody';
 import { INVALID_CASES, VALID_CASES } from '../support/videoCases';
 
 describe('buildVideoRequest: valid combinations of every model', () => {

@@ -6,9 +6,9 @@ import { openGate } from '../../shared/run/concurrency';
 import type { Gate } from '../../shared/run/concurrency';
 import { asNodeError, networkError } from '../../shared/transport/errors';
 import { storeStream } from '../../shared/binary/binary';
-import { CREDENTIAL_TYPE, downloadUrl, gatewayJson, gatewayStream } from '../../shared/transport/transport';
+import { CREDENTIAL_TYPE, downloadUrl, gatewayJson, gatewayStream, paceTurn } from '../../shared/transport/transport';
 import type { StreamResponse } from '../../shared/transport/transport';
-import type { VideoRequestBody } from '../request';
+import type { VideoRequestBody } from '../model/requestBody';
 
 /** The one client of the video task endpoints (docs/service-interface.md §4.2): submit, status, artifacts, content. */
 
@@ -28,6 +28,12 @@ export interface Artifact extends IDataObject {
 
 const taskPath = (taskId: string) => `/v1/tasks/${encodeURIComponent(taskId)}`;
 
+/**
+ * Every request takes its turn in the execution's pace (transport/pacer.ts) before it queues at the concurrency gate:
+ * so the pace decides which request goes next (a finished task's download before a submission before a poll), not the
+ * order in which they reached the gate.
+ */
+
 /** The paid call: sent once; only an explicit 429/502/503 answer is retried (the transport's rules). */
 export async function submitTask(
 	ctx: IExecuteFunctions,
@@ -35,6 +41,7 @@ export async function submitTask(
 	itemIndex: number,
 	gate: Gate = openGate,
 ): Promise<string> {
+	const turnTaken = await paceTurn(ctx, 'submit');
 	const answer = await gate(
 		async () =>
 			await gatewayJson<IDataObject>(ctx, {
@@ -43,6 +50,7 @@ export async function submitTask(
 				body,
 				kind: 'submit',
 				itemIndex,
+				turnTaken,
 			}),
 	);
 	const taskId = answer.task_id ?? (answer.data as IDataObject | undefined)?.task_id;
@@ -84,15 +92,29 @@ function statusFromBody(taskId: string, body: IDataObject): TaskStatus {
 	return status;
 }
 
-/** One status request: the status, and what was outside the contract (the polling stops at it). */
+/**
+ * One status request: the status, and what was outside the contract (the polling stops at it). A poll goes last in
+ * the pace; `deadline` (the item's Max Wait) ends waiting out 429s.
+ */
 export async function queryTask(
 	ctx: IExecuteFunctions,
 	taskId: string,
 	itemIndex: number,
 	gate: Gate = openGate,
+	deadline?: number,
 ): Promise<{ status: TaskStatus; unexpected?: string }> {
+	const turnTaken = await paceTurn(ctx, 'poll');
 	const body = await gate(
-		async () => await gatewayJson<IDataObject>(ctx, { method: 'GET', path: taskPath(taskId), kind: 'read', itemIndex }),
+		async () =>
+			await gatewayJson<IDataObject>(ctx, {
+				method: 'GET',
+				path: taskPath(taskId),
+				kind: 'read',
+				itemIndex,
+				pace: 'poll',
+				turnTaken,
+				deadline,
+			}),
 	);
 	return { status: statusFromBody(taskId, body), unexpected: unexpectedStatus(body) };
 }
@@ -148,6 +170,7 @@ export async function listArtifacts(
 	itemIndex: number,
 	gate: Gate = openGate,
 ): Promise<Artifact[]> {
+	const turnTaken = await paceTurn(ctx, 'finish');
 	const body = await gate(
 		async () =>
 			await gatewayJson<unknown>(ctx, {
@@ -155,6 +178,7 @@ export async function listArtifacts(
 				path: `${taskPath(taskId)}/artifacts`,
 				kind: 'read',
 				itemIndex,
+				turnTaken,
 			}),
 	);
 	return artifactsFromBody(body);
@@ -173,6 +197,7 @@ async function openContent(
 	taskId: string,
 	artifact: Pick<Artifact, 'key' | 'mime_type'>,
 	itemIndex: number,
+	turnTaken?: number,
 ): Promise<StreamResponse> {
 	const path = `${taskPath(taskId)}/artifacts/${encodeURIComponent(artifact.key)}/content`;
 	const response = await gatewayStream(ctx, {
@@ -180,6 +205,7 @@ async function openContent(
 		path,
 		kind: 'read',
 		itemIndex,
+		turnTaken,
 		expectFile: MEDIA_TYPE.test(artifact.mime_type ?? (artifact.key === 'video' ? 'video/mp4' : '')),
 		manualRedirect: true,
 	});
@@ -235,8 +261,9 @@ export async function downloadArtifact(
 	gate: Gate = openGate,
 ): Promise<IBinaryData> {
 	// The gate is held until the file is stored: downloads count against the concurrency limit too.
+	const turnTaken = await paceTurn(ctx, 'finish');
 	return await gate(async () => {
-		const response = await openContent(ctx, taskId, artifact, itemIndex);
+		const response = await openContent(ctx, taskId, artifact, itemIndex, turnTaken);
 		const headerType = response.headers['content-type'];
 		const mimeType =
 			artifact.mime_type ??

@@ -1,9 +1,9 @@
 // What the Video node's Generate panel shows for one model, read from the editor, and what the capability matrix says
 // it should show. The expectation is written from the matrix's meaning (which fields a model has, its lists, its range
-// and defaults), not from nodes/GenGatewayVideo/fields.ts, so a wrong derivation there shows up as a difference.
+// and defaults), not from nodes/GenGatewayVideo/model/fields.ts, so a wrong derivation there shows up as a difference.
 import type { Page } from 'playwright-core';
 
-import type { VideoModelCapabilities } from '../../../nodes/GenGatewayVideo/matrix';
+import type { VideoModelCapabilities } from '../../../nodes/GenGatewayVideo/model/matrix';
 import { numberInput, readOptions, shownOption, switchState, typeNumber, visibleLabels, type ParameterLabel } from './editor';
 
 /** The model-dependent fields, by parameter name, with the display name each has for a model (or none). */

@@ -3,7 +3,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import { isSetByUser, MODEL_FIELD_SPECS } from './fields';
 import type { FieldSource } from './fields';
 import { videoModelOf } from './matrix';
-import type { VideoInput } from './request';
+import type { VideoInput } from './requestBody';
 
 /** How the values reached the node: which node parameters are expressions, and whether the model is a fixed choice. */
 export interface InputSource {
