@@ -69,8 +69,8 @@ import { defaultRegistryUrl, prepareRegistryNamespace, startDnsRecorder, type Dn
 import { TEMP_ROOT } from './support/paths';
 import { createTestCa } from './support/testCa';
 
-const NODE_NAMES = ['Gen Gateway Chat', 'Gen Gateway Image', 'Gen Gateway Models', 'Gen Gateway Video'];
-const NODE_TYPES = ['genGatewayChat', 'genGatewayImage', 'genGatewayModels', 'genGatewayVideo'].map(nodeType);
+const NODE_NAMES = ['Gen Gateway Chat', 'Gen Gateway Chat Model', 'Gen Gateway Image', 'Gen Gateway Models', 'Gen Gateway Video'];
+const NODE_TYPES = ['genGatewayChat', 'genGatewayChatModel', 'genGatewayImage', 'genGatewayModels', 'genGatewayVideo'].map(nodeType);
 const EXAMPLE = 'video-generate-and-wait.json';
 const DURABLE_PATH = 'community-durable';
 /** The durable task: done long before the first check, 70 s after parking; its video URL outlives that check. */

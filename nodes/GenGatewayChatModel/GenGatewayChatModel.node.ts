@@ -1,0 +1,180 @@
+import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
+import type { INodeType, INodeTypeDescription, ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
+
+import { searchModels } from '../shared/descriptions/models';
+import { modelLocator } from '../shared/descriptions/requestFields';
+import { DEFAULT_TIMEOUT_SECONDS, timeoutMsOf } from '../shared/descriptions/timeoutOption';
+import { normaliseBaseUrl } from '../shared/transport/baseUrl';
+import { failedAttemptHandler } from './attempts';
+
+interface ModelOptions {
+	temperature?: number;
+	maxTokens?: number;
+	topP?: number;
+	responseFormat?: 'text' | 'json_object';
+	timeout?: number;
+	maxRetries?: number;
+}
+
+/** What a user of n8n 1.x reads when a workflow uses this node: the SDK it builds on ships with n8n 2.x only. */
+export const NEEDS_N8N_2 =
+	'Gen Gateway Chat Model needs n8n 2.x: it builds on n8n\'s AI node SDK (@n8n/ai-node-sdk), which n8n 1.x does not have';
+
+/**
+ * The gateway as the model of n8n's AI Agent, Basic LLM Chain and every other root node that takes a chat model:
+ * `supplyModel` of `@n8n/ai-node-sdk` (a peer, shipped by n8n 2.x) with this package's credential. The SDK is loaded
+ * only here, when a workflow uses the node, so the package and its other nodes still load on n8n 1.x (whose node
+ * loader stops at the first node file that fails to load).
+ */
+export class GenGatewayChatModel implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Gen Gateway Chat Model',
+		name: 'genGatewayChatModel',
+		icon: { light: 'file:genGatewayChatModel.svg', dark: 'file:genGatewayChatModel.dark.svg' },
+		group: ['transform'],
+		version: [1],
+		subtitle: '={{$parameter["model"]?.value ?? $parameter["model"] ?? ""}}',
+		description: 'A chat model of the Gen Gateway service for the AI Agent and other AI root nodes (n8n 2.x)',
+		defaults: { name: 'Gen Gateway Chat Model' },
+		codex: {
+			categories: ['assistant'],
+			subcategories: {
+				AI: ['Language Models', 'Root Nodes'],
+				'Language Models': ['Chat Models (Recommended)'],
+			},
+			resources: {
+				primaryDocumentation: [
+					{ url: 'https://github.com/gen-gateway/n8n-nodes-gen-gateway/blob/main/docs/ai-agent.md' },
+				],
+			},
+		},
+		inputs: [],
+		outputs: [NodeConnectionTypes.AiLanguageModel],
+		outputNames: ['Model'],
+		credentials: [{ name: 'genGatewayApi', required: true }],
+		properties: [
+			{
+				displayName:
+					'Connect this node to the Chat Model input of an AI Agent, a Basic LLM Chain or another AI root node. Needs n8n 2.x.',
+				name: 'notice',
+				type: 'notice',
+				default: '',
+			},
+			{
+				displayName:
+					'With the JSON response format, say "JSON" in the prompt or the system message; the model must support it',
+				name: 'jsonNotice',
+				type: 'notice',
+				default: '',
+				displayOptions: { show: { '/options.responseFormat': ['json_object'] } },
+			},
+			modelLocator('e.g. gpt-4o-mini'),
+			{
+				displayName: 'Options',
+				name: 'options',
+				placeholder: 'Add Option',
+				description: 'Additional options to add',
+				type: 'collection',
+				default: {},
+				options: [
+					{
+						displayName: 'Maximum Number of Tokens',
+						name: 'maxTokens',
+						default: -1,
+						description: 'The most tokens the model may generate in one answer (-1: the service decides)',
+						type: 'number',
+						typeOptions: { minValue: -1 },
+					},
+					{
+						displayName: 'Maximum Retries',
+						name: 'maxRetries',
+						default: 2,
+						description:
+							'How often a call is tried again when the service said "not now" (429, 502, 503) or could not be reached. A call whose outcome is unknown (dropped after it was sent, timed out, 500) is never resent: it may have been paid for.',
+						type: 'number',
+						typeOptions: { minValue: 0, maxValue: 10 },
+					},
+					{
+						displayName: 'Response Format',
+						name: 'responseFormat',
+						default: 'text',
+						type: 'options',
+						options: [
+							{ name: 'Text', value: 'text', description: 'Regular text response' },
+							{
+								name: 'JSON',
+								value: 'json_object',
+								description: 'JSON mode: the model answers with one valid JSON object',
+							},
+						],
+					},
+					{
+						displayName: 'Sampling Temperature',
+						name: 'temperature',
+						default: 0.7,
+						typeOptions: { maxValue: 2, minValue: 0, numberPrecision: 1 },
+						description:
+							'Controls randomness: lower is more focused and deterministic, higher more varied',
+						type: 'number',
+					},
+					{
+						displayName: 'Timeout',
+						name: 'timeout',
+						default: DEFAULT_TIMEOUT_SECONDS,
+						description:
+							'Seconds to wait for an answer, and for a streamed answer between two pieces. The call is paid: when the time runs out the outcome is unknown and the call is not resent.',
+						type: 'number',
+						typeOptions: { minValue: 1 },
+					},
+					{
+						displayName: 'Top P',
+						name: 'topP',
+						default: 1,
+						typeOptions: { maxValue: 1, minValue: 0, numberPrecision: 1 },
+						description:
+							'Nucleus sampling: 0.5 means half of all likelihood-weighted options are considered. Change this or the temperature, not both.',
+						type: 'number',
+					},
+				],
+			},
+		],
+	};
+
+	methods = { listSearch: { searchModels } };
+
+	async supplyData(this: ISupplyDataFunctions, itemIndex: number): Promise<SupplyData> {
+		let sdk: typeof import('@n8n/ai-node-sdk');
+		try {
+			sdk = await import('@n8n/ai-node-sdk');
+		} catch {
+			throw new NodeOperationError(this.getNode(), NEEDS_N8N_2, {
+				itemIndex,
+				description:
+					"Update n8n to 2.x, or use n8n's OpenAI Chat Model with an OpenAI credential whose Base URL is the gateway's /v1 (see docs/ai-agent.md).",
+			});
+		}
+		const credentials = await this.getCredentials<{ baseUrl: string; apiKey: string }>('genGatewayApi', itemIndex);
+		const model = this.getNodeParameter('model', itemIndex, '', { extractValue: true }) as string;
+		const options = this.getNodeParameter('options', itemIndex, {}) as ModelOptions;
+		if (typeof model !== 'string' || model.trim() === '') {
+			throw new NodeOperationError(this.getNode(), 'No model chosen: pick one from the list or enter its ID', {
+				itemIndex,
+			});
+		}
+		const timeoutMs = timeoutMsOf(options.timeout);
+		return sdk.supplyModel(this, {
+			type: 'openai',
+			baseUrl: `${normaliseBaseUrl(credentials.baseUrl)}/v1`,
+			apiKey: credentials.apiKey,
+			model: model.trim(),
+			temperature: options.temperature,
+			topP: options.topP,
+			maxTokens: options.maxTokens !== undefined && options.maxTokens > 0 ? options.maxTokens : undefined,
+			timeout: timeoutMs,
+			maxRetries: options.maxRetries ?? 2,
+			additionalParams:
+				options.responseFormat === 'json_object' ? { response_format: { type: 'json_object' } } : undefined,
+			onFailedAttempt: failedAttemptHandler(this.getNode(), credentials.apiKey, timeoutMs),
+		});
+	}
+}
