@@ -1,14 +1,48 @@
-// The example workflows of examples/, imported unchanged into a real n8n (1.123.81) with our built package loaded as a
+// The example workflows of examples/, imported unchanged into a real n8n (2.41.1) with our built package loaded as a
 // community package, run headlessly by `n8n execute` against the mock service (a separate process on loopback). The
-// credential they all name ("Gen Gateway (mock)", GenGatewayMock01) is imported pointing at the mock.
+// credential they all name ("Gen Gateway (mock)", GenGatewayMock01) is imported pointing at the mock. One workflow of
+// the test's own rides along in the same import (no extra n8n start): Image → Chat asking about the picture, in both
+// chat operations (issue 23).
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { EXAMPLE_CREDENTIAL, exampleCredential, exampleFiles, loadExample, type ExampleWorkflow } from './lib/examples';
 import { importWorkflows } from './lib/imports';
 import { expectSucceeded, logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './lib/runs';
-import { createN8nHome, nodeItems, nodeJson, randomId, type N8nHome } from './n8n';
+import { createN8nHome, linearWorkflow, nodeItems, nodeJson, nodeType, randomId, type N8nHome } from './n8n';
 
 const MP4_FTYP = Buffer.from('ftyp');
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const QUESTION = 'What is in this picture?';
+
+/** Generate Image → two Chat nodes (Message a Model, Create a Response), each asking about the image's binary "data". */
+function askAboutImageWorkflow(): ExampleWorkflow {
+	const credentials = { genGatewayApi: EXAMPLE_CREDENTIAL };
+	const ask = (name: string, operation: string, list: string) => ({
+		name,
+		type: nodeType('genGatewayChat'),
+		parameters: {
+			operation,
+			model: { __rl: true, mode: 'id', value: 'gpt-4o-mini' },
+			[list]: { values: [{ role: 'user', content: QUESTION, imageSource: 'binary', binaryPropertyName: 'data' }] },
+			options: {},
+		},
+		credentials,
+	});
+	const workflow = linearWorkflow('Chat: ask about a generated image', [
+		{
+			name: 'Generate Image',
+			type: nodeType('genGatewayImage'),
+			parameters: { operation: 'generate', model: { __rl: true, mode: 'id', value: 'img-1' }, prompt: 'A red fox', size: '256x256' },
+			credentials,
+		},
+		ask('Ask (chat)', 'message', 'messages'),
+		ask('Ask (responses)', 'response', 'input'),
+	]);
+	// Both Chat nodes take the Image node's output (the first Chat node passes no binary on).
+	const connections = workflow.connections as Record<string, { main: Array<Array<{ node: string }>> }>;
+	connections['Generate Image'].main[0].push({ ...connections['Ask (chat)'].main[0][0] });
+	delete connections['Ask (chat)'];
+	return workflow as unknown as ExampleWorkflow;
+}
 
 describe('examples/ in a real n8n', () => {
 	const apiKey = `sk-e2e-examples-${randomId(24)}`;
@@ -32,6 +66,7 @@ describe('examples/ in a real n8n', () => {
 		home = await createN8nHome({ build: true });
 		await home.importCredential(exampleCredential(mock.url, apiKey));
 		for (const file of exampleFiles()) examples.set(file, loadExample(file));
+		examples.set('ask-about-image', askAboutImageWorkflow());
 		// All examples in one import (each CLI call is a cold n8n start).
 		await importWorkflows(home, [...examples.values()]);
 	}, SETUP_TIMEOUT);
@@ -43,7 +78,8 @@ describe('examples/ in a real n8n', () => {
 
 	it('every example names the credential that was imported', () => {
 		// Guards the premise of the runs below: the files run unchanged.
-		for (const workflow of examples.values()) {
+		for (const [file, workflow] of examples) {
+			if (file === 'ask-about-image') continue;
 			const ours = workflow.nodes.filter((node) => node.type.startsWith('n8n-nodes-gen-gateway.'));
 			expect(ours.length).toBeGreaterThan(0);
 			for (const node of ours) expect((node as { credentials?: unknown }).credentials).toEqual({ genGatewayApi: EXAMPLE_CREDENTIAL });
@@ -132,6 +168,31 @@ describe('examples/ in a real n8n', () => {
 			expect(sha256(bytes)).toBe(served[0].sha256);
 			const [generation] = log.filter((entry) => entry.path === '/v1/images/generations');
 			expect(generation.body).toMatchObject({ model: 'img-1', n: 1, size: '256x256' });
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		'Image → Chat asks about the generated picture: its bytes reach the model as a data: URL in both operations',
+		async () => {
+			const { run, log } = await runExample('ask-about-image');
+
+			expectSucceeded(run);
+			const [image] = nodeItems(run.json, 'Generate Image');
+			const bytes = await home.binaryFile(image.binary.data.id);
+			const seen = `[image image/png, ${bytes.length} bytes]`;
+			expect(nodeJson(run.json, 'Ask (chat)')).toEqual([expect.objectContaining({ content: `Echo: ${QUESTION}\n${seen}` })]);
+			expect(nodeJson(run.json, 'Ask (responses)')).toEqual([expect.objectContaining({ content: `Echo: ${QUESTION}\n${seen}` })]);
+			const dataUrl = `data:image/png;base64,${bytes.toString('base64')}`;
+			const [chat] = log.filter((entry) => entry.path === '/v1/chat/completions');
+			expect(chat.body).toMatchObject({
+				messages: [{ role: 'user', content: [{ type: 'text', text: QUESTION }, { type: 'image_url', image_url: { url: dataUrl } }] }],
+			});
+			const [response] = log.filter((entry) => entry.path === '/v1/responses');
+			expect(response.body).toMatchObject({
+				input: [{ role: 'user', content: [{ type: 'input_text', text: QUESTION }, { type: 'input_image', image_url: dataUrl, detail: 'auto' }] }],
+			});
+			expect([chat.status, response.status]).toEqual([200, 200]);
 		},
 		RUN_TIMEOUT,
 	);
