@@ -1,11 +1,14 @@
 // examples/ai-agent-video-tool.json in a real n8n (2.41.1 by default; 1.123.81 with GEN_GATEWAY_E2E_N8N=1), served by `n8n start` and driven over HTTP as a
-// chat client drives it: a message to the Chat Trigger's production URL → n8n's AI Agent, whose model is n8n's own
-// OpenAI Chat Model node (LangChain's ChatOpenAI, a client nobody here wrote) with an OpenAI credential whose Base URL
-// is the mock's /v1 → the mock's "model" calls the Video tool (scripted by [[tool=...]] / [[arg.KEY=VALUE]] markers
+// chat client drives it: a message to the Chat Trigger's production URL → n8n's AI Agent, whose model is this package's
+// Gen Gateway Chat Model (n8n's @n8n/ai-node-sdk: LangChain's ChatOpenAI, a client nobody here wrote) on the Gen
+// Gateway credential → the mock's "model" calls the Video tool (scripted by [[tool=...]] / [[arg.KEY=VALUE]] markers
 // in the message, see test/mock/toolCalls.ts) → the Gen Gateway Video tool submits once, waits, downloads → the
-// model's final answer reaches the chat. The workflow file runs unchanged; only its two credentials are imported.
+// model's final answer reaches the chat. The workflow file runs unchanged on 2.x; only its credential is imported.
 // A copy whose Chat Trigger streams (responseMode 'streaming') makes the agent stream the model too: the mock's
 // streamed tool calls, read by LangChain.
+// n8n 1.x has no SDK: there the same runs go through the documented alternative (the example with n8n's OpenAI Chat
+// Model on an OpenAI credential whose Base URL is the mock's /v1), and the unchanged example proves that the package
+// still loads with the sub-node listed, which says it needs n8n 2.x when a run reaches it.
 // Time: about 60 s (2.41.1 and 1.123.81, quiet machine): one n8n start, sign-in, Chromium for the run's screenshot,
 // the CLI imports and four chat runs; more when it is the file that installs n8n or Chromium for the run.
 import { randomUUID } from 'crypto';
@@ -22,10 +25,10 @@ import { exampleCredential, loadExample, type ExampleWorkflow } from './lib/exam
 import { unflatten } from './lib/executions';
 import { importWorkflows } from './lib/imports';
 import { logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './lib/runs';
-import { createN8nHome, DEFAULT_OWNER, e2eMajor, randomId, type N8nHome, type N8nServer } from './n8n';
+import { createN8nHome, DEFAULT_OWNER, e2eMajor, nodeType, PACKAGE_NAME, randomId, type N8nHome, type N8nServer } from './n8n';
 
 const FILE = 'ai-agent-video-tool.json';
-/** The OpenAI credential the example names (npm start imports the same one). */
+/** The OpenAI credential of the alternative route (npm start imports the same one). */
 const OPENAI_CREDENTIAL = { id: 'GenGatewayOpenAI', name: 'Gen Gateway as OpenAI (mock)' } as const;
 const MP4_FTYP = Buffer.from('ftyp');
 /** The README's picture of the agent's run, rewritten with GEN_GATEWAY_UPDATE_SCREENSHOTS=1 (else a temporary copy). */
@@ -42,13 +45,40 @@ interface TriggerNode {
 const chatTrigger = (workflow: ExampleWorkflow) =>
 	workflow.nodes.find((node) => node.type === '@n8n/n8n-nodes-langchain.chatTrigger') as unknown as TriggerNode;
 
+/** What supplyData says on n8n 1.x (nodes/GenGatewayChatModel). */
+const NEEDS_N8N_2 = /Gen Gateway Chat Model needs n8n 2\.x/;
+const MODEL_NODE = 'Gen Gateway Chat Model';
+
+/**
+ * The documented alternative (docs/ai-agent.md), the route on n8n 1.x: the same workflow with n8n's OpenAI Chat Model
+ * (version 1.2, chat completions only, on both lines) on an OpenAI credential whose Base URL is the service's /v1.
+ */
+function openAiRoute(example: ExampleWorkflow): ExampleWorkflow {
+	const copy = JSON.parse(JSON.stringify(example)) as ExampleWorkflow;
+	const index = copy.nodes.findIndex((node) => node.name === MODEL_NODE);
+	copy.nodes[index] = {
+		...copy.nodes[index],
+		type: '@n8n/n8n-nodes-langchain.lmChatOpenAi',
+		typeVersion: 1.2,
+		parameters: { model: { __rl: true, mode: 'id', value: 'gpt-4o-mini' }, options: {} },
+		credentials: { openAiApi: { ...OPENAI_CREDENTIAL } },
+	} as (typeof copy.nodes)[number];
+	return copy;
+}
+
+/** A copy with its own id, name and webhook. */
+function renamedCopy(example: ExampleWorkflow, id: string, suffix: string): ExampleWorkflow {
+	const copy = JSON.parse(JSON.stringify(example)) as ExampleWorkflow;
+	copy.id = id;
+	copy.name = `${example.name} (${suffix})`;
+	chatTrigger(copy).webhookId = randomUUID();
+	return copy;
+}
+
 /** The example with a streaming Chat Trigger (its own id and webhook). */
 function streamingCopy(example: ExampleWorkflow): ExampleWorkflow {
-	const copy = JSON.parse(JSON.stringify(example)) as ExampleWorkflow;
-	copy.id = 'ggExampleAgentSt';
-	copy.name = `${example.name} (streaming)`;
+	const copy = renamedCopy(example, 'ggExampleAgentSt', 'streaming');
 	const trigger = chatTrigger(copy);
-	trigger.webhookId = randomUUID();
 	trigger.parameters.options = { ...trigger.parameters.options, responseMode: 'streaming' };
 	return copy;
 }
@@ -73,7 +103,7 @@ async function pollRegistered(url: string, origin: string, timeoutMs: number): P
 
 const chatCalls = (log: LogEntry[]) => log.filter((entry) => entry.method === 'POST' && entry.path === '/v1/chat/completions');
 
-describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway Video as a tool', () => {
+describe('AI Agent example in a real n8n: Gen Gateway Chat Model as the model, Gen Gateway Video as a tool', () => {
 	const apiKey = `sk-e2e-agent-${randomId(24)}`;
 	let mock: MockClient;
 	let home: N8nHome;
@@ -82,6 +112,9 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 	let workflow: ExampleWorkflow;
 	let chatUrl: string;
 	let streamingChatUrl: string;
+	/** n8n 1.x only: the unchanged example (the sub-node), whose run must say it needs n8n 2.x. */
+	let subNodeOn1: ExampleWorkflow | undefined;
+	let subNodeOn1Url: string | undefined;
 	/** The execution of the first chat message's run (opened in the editor below). */
 	let executionId: string | undefined;
 
@@ -91,14 +124,18 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 		home = await createN8nHome({ build: true });
 		await home.importCredentials([
 			exampleCredential(mock.url, apiKey),
-			// n8n's own OpenAI credential: Base URL = the service's /v1 (the package's credential takes the root).
+			// n8n's own OpenAI credential (the alternative route, 1.x): Base URL = the service's /v1 (the package's
+			// credential takes the root).
 			{ ...OPENAI_CREDENTIAL, type: 'openAiApi', data: { apiKey, url: `${mock.url}/v1` } },
 		]);
-		workflow = loadExample(FILE);
+		const example = loadExample(FILE);
+		workflow = e2eMajor() === 1 ? openAiRoute(example) : example;
 		const streaming = streamingCopy(workflow);
-		await importWorkflows(home, [workflow, streaming]);
+		if (e2eMajor() === 1) subNodeOn1 = renamedCopy(example, 'ggExampleAgentV1', 'sub-node on n8n 1.x');
+		const all = [workflow, streaming, ...(subNodeOn1 ? [subNodeOn1] : [])];
+		await importWorkflows(home, all);
 		// Active before the server starts: the Chat Triggers' production webhooks are registered at start-up.
-		for (const id of [workflow.id, streaming.id]) {
+		for (const { id } of all) {
 			const activation = await home.cli(['update:workflow', `--id=${id}`, '--active=true']);
 			if (activation.exitCode !== 0) throw new Error(`n8n update:workflow failed:\n${activation.stdout}\n${activation.stderr}`);
 		}
@@ -106,7 +143,8 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 		cookie = await server.ownerSession();
 		chatUrl = `${server.url}/webhook/${chatTrigger(workflow).webhookId}/chat`;
 		streamingChatUrl = `${server.url}/webhook/${chatTrigger(streaming).webhookId}/chat`;
-		for (const url of [chatUrl, streamingChatUrl]) await webhookRegistered(url, server.url);
+		if (subNodeOn1) subNodeOn1Url = `${server.url}/webhook/${chatTrigger(subNodeOn1).webhookId}/chat`;
+		for (const url of [chatUrl, streamingChatUrl, ...(subNodeOn1Url ? [subNodeOn1Url] : [])]) await webhookRegistered(url, server.url);
 	}, SETUP_TIMEOUT);
 
 	afterAll(async () => {
@@ -152,14 +190,17 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 			const taskId = submissions[0].taskId!;
 			expect(taskId).toMatch(/^task_/);
 
-			// Two model turns through n8n's OpenAI Chat Model: the first offered the three tools, the second carried the
-			// tool's answer.
+			// Two model turns through the model node (Gen Gateway Chat Model; n8n's OpenAI Chat Model on 1.x): the first
+			// offered the three tools, the second carried the tool's answer.
 			const calls = chatCalls(log);
 			expect(calls).toHaveLength(2);
 			const first = calls[0].body as { model: string; tools: Array<{ function: { name: string } }> };
 			expect(first.model).toBe('gpt-4o-mini');
 			expect(first.tools.map((tool) => tool.function.name).sort()).toEqual(['Generate_Image', 'Generate_Video', 'List_Models']);
 			expect(calls.every((call) => call.authorized && call.status === 200)).toBe(true);
+			expect(workflow.nodes.find((node) => node.name === MODEL_NODE)?.type).toBe(
+				e2eMajor() === 1 ? '@n8n/n8n-nodes-langchain.lmChatOpenAi' : nodeType('genGatewayChatModel'),
+			);
 
 			// What the model got back from the tool: compact JSON with the task, its status and the request, no bytes.
 			const messages = (calls[1].body as { messages: Array<{ role: string; content: string }> }).messages;
@@ -270,6 +311,35 @@ describe('AI Agent example in a real n8n: the gateway as the model, Gen Gateway 
 			expect(toolMessage.role).toBe('tool');
 			expect(toolMessage.content).toMatch(/Invalid video request: duration/);
 			expect((JSON.parse(answer) as { output: string }).output).toMatch(/Invalid video request: duration/);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		'the package loads with all five node types; on n8n 1.x the Chat Model is listed and its run says it needs n8n 2.x, nothing sent (n8n1-smoke)',
+		async () => {
+			const types = await server.rest('GET', '/types/nodes.json', { cookie });
+			const ours = (types.body as Array<{ name: string; outputs?: unknown }>).filter((type) => type.name.startsWith(`${PACKAGE_NAME}.`));
+			const names = new Set(ours.map((type) => type.name));
+			for (const name of ['genGatewayModels', 'genGatewayVideo', 'genGatewayChat', 'genGatewayImage', 'genGatewayChatModel']) {
+				expect(names).toContain(nodeType(name));
+			}
+			expect(ours.find((type) => type.name === nodeType('genGatewayChatModel'))?.outputs).toEqual(['ai_languageModel']);
+			if (e2eMajor() === 2) {
+				// On 2.x the sub-node is what ran the chat above (its model's two turns reached the mock).
+				expect(workflow.nodes.find((node) => node.name === MODEL_NODE)?.type).toBe(nodeType('genGatewayChatModel'));
+				return;
+			}
+			const seen = await logCursor(mock);
+			const response = await sendMessage('Make a video [[tool=Generate_Video]]', true, subNodeOn1Url);
+			expect(response.status).not.toBe(200);
+			expect(chatCalls(await seen())).toEqual([]);
+			expect(submissionsIn(await seen())).toEqual([]);
+			const executions = await server.rest('GET', `/rest/executions?filter=${encodeURIComponent(JSON.stringify({ workflowId: subNodeOn1!.id }))}`, { cookie });
+			const [latest] = executions.body.data.results as Array<{ id: string; status: string }>;
+			expect(latest.status).toBe('error');
+			const execution = await server.rest('GET', `/rest/executions/${latest.id}`, { cookie });
+			expect(JSON.stringify(unflatten(execution.body.data.data).resultData.error)).toMatch(NEEDS_N8N_2);
 		},
 		RUN_TIMEOUT,
 	);

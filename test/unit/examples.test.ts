@@ -36,12 +36,14 @@ describe('examples/', () => {
 		);
 	});
 
-	it('ai-agent-video-tool: the model is n8n\'s OpenAI Chat Model on an OpenAI credential, the tools are ours, filled by $fromAI', () => {
+	it('ai-agent-video-tool: the model is Gen Gateway Chat Model on the package\'s credential, the tools are ours, filled by $fromAI', () => {
 		const { workflow } = examples.find((e) => e.file === 'ai-agent-video-tool.json')!;
 		const nodes = workflow.nodes as ExampleNode[];
-		const model = nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi')!;
-		// scripts/start.js and test/e2e/agent.e2e.test.ts import this credential (Base URL = the mock's /v1).
-		expect(model.credentials).toEqual({ openAiApi: { id: 'GenGatewayOpenAI', name: 'Gen Gateway as OpenAI (mock)' } });
+		const models = Object.entries(workflow.connections as Record<string, Record<string, Array<Array<{ node: string }>>>>)
+			.filter(([, outputs]) => outputs.ai_languageModel?.flat().some((target) => target.node === 'AI Agent'))
+			.map(([name]) => nodes.find((n) => n.name === name)!);
+		expect(models.map((n) => n.type)).toEqual(['n8n-nodes-gen-gateway.genGatewayChatModel']);
+		expect(models[0].parameters.model).toEqual({ __rl: true, mode: 'id', value: 'gpt-4o-mini' });
 		const tools = Object.entries(workflow.connections as Record<string, Record<string, Array<Array<{ node: string }>>>>)
 			.filter(([, outputs]) => outputs.ai_tool?.flat().some((target) => target.node === 'AI Agent'))
 			.map(([name]) => nodes.find((n) => n.name === name)!.type);
