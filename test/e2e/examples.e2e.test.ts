@@ -176,10 +176,8 @@ describe('examples/ in a real n8n', () => {
 		'Image → Chat asks about the generated picture: its bytes reach the model as a data: URL in both operations',
 		async () => {
 			const { run, log } = await runExample('ask-about-image');
-
 			expectSucceeded(run);
-			const [image] = nodeItems(run.json, 'Generate Image');
-			const bytes = await home.binaryFile(image.binary.data.id);
+			const bytes = await home.binaryFile(nodeItems(run.json, 'Generate Image')[0].binary.data.id);
 			const seen = `[image image/png, ${bytes.length} bytes]`;
 			expect(nodeJson(run.json, 'Ask (chat)')).toEqual([expect.objectContaining({ content: `Echo: ${QUESTION}\n${seen}` })]);
 			expect(nodeJson(run.json, 'Ask (responses)')).toEqual([expect.objectContaining({ content: `Echo: ${QUESTION}\n${seen}` })]);

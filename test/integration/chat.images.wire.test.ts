@@ -23,12 +23,8 @@ const png = (size: number) => Buffer.concat([PNG_SIGNATURE, Buffer.alloc(Math.ma
 /** Puts binary field `data` (and `second`) on its one item, as the Image node or Read File would. */
 const binarySource: INodeType = {
 	description: {
-		displayName: 'Binary Source',
-		name: 'chatImagesBinarySource',
-		group: ['transform'],
-		version: 1,
-		description: 'Test: one item with binary data',
-		defaults: { name: 'Binary Source' },
+		...{ displayName: 'Binary Source', name: 'chatImagesBinarySource', defaults: { name: 'Binary Source' } },
+		...{ group: ['transform'], version: 1, description: 'Test: one item with binary data' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
 		properties: [
@@ -93,28 +89,30 @@ async function run(parameters: IDataObject, baseUrl: string, source?: IDataObjec
 
 const dataUrl = (bytes: Buffer) => `data:image/png;base64,${bytes.toString('base64')}`;
 
-describe('the bytes sent for images', () => {
-	const urls = { imageSource: 'url', imageUrls: 'https://example.com/a.png,\nhttps://example.com/b.jpg' };
+/** The one request the server saw is, byte for byte, `body` as JSON (n8n sends JSON.stringify's bytes). */
+const expectSentOnce = (server: Served, body: IDataObject) => expect(server.bodies).toEqual([JSON.stringify(body)]);
+const user = (...content: IDataObject[]) => ({ role: 'user', content });
 
-	it('Message a Model, by URL: text part first, then one image_url part per URL with the detail asked for', async () => {
+describe('the bytes sent for images', () => {
+	const inline = 'data:image/gif;base64,R0lGODlhAQABAAAAACw=';
+	const urls = { imageSource: 'url', imageUrls: `https://example.com/a.png,\nhttps://example.com/b.jpg ${inline}` };
+
+	it('Message a Model, by URL: text part first, then one image_url part per URL (a data: URL too) with the detail asked for', async () => {
 		await withServer({ status: 200, body: COMPLETION }, async (server) => {
 			const result = await run(chat({ role: 'user', content: 'What is this?', ...urls, imageDetail: 'low' }), server.url);
 			expect(result.error).toBeUndefined();
-			expect(server.bodies).toEqual([
-				JSON.stringify({
-					model: 'm',
-					messages: [
-						{
-							role: 'user',
-							content: [
-								{ type: 'text', text: 'What is this?' },
-								{ type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } },
-								{ type: 'image_url', image_url: { url: 'https://example.com/b.jpg', detail: 'low' } },
-							],
-						},
-					],
-				}),
-			]);
+			const image = (url: string) => ({ type: 'image_url', image_url: { url, detail: 'low' } });
+			expectSentOnce(server, {
+				model: 'm',
+				messages: [
+					user(
+						{ type: 'text', text: 'What is this?' },
+						image('https://example.com/a.png'),
+						image('https://example.com/b.jpg'),
+						image(inline),
+					),
+				],
+			});
 			expect(result.output()[0].json.content).toBe('A fox.');
 		});
 	});
@@ -124,20 +122,8 @@ describe('the bytes sent for images', () => {
 			const entry = { role: 'user', content: '', imageSource: 'binary', binaryPropertyName: 'data, second' };
 			const result = await run(chat(entry), server.url, { size: 300, mimeType: 'application/octet-stream' });
 			expect(result.error).toBeUndefined();
-			expect(server.bodies).toEqual([
-				JSON.stringify({
-					model: 'm',
-					messages: [
-						{
-							role: 'user',
-							content: [
-								{ type: 'image_url', image_url: { url: dataUrl(png(300)) } },
-								{ type: 'image_url', image_url: { url: dataUrl(png(16)) } },
-							],
-						},
-					],
-				}),
-			]);
+			const image = (bytes: Buffer) => ({ type: 'image_url', image_url: { url: dataUrl(bytes) } });
+			expectSentOnce(server, { model: 'm', messages: [user(image(png(300)), image(png(16)))] });
 		});
 	});
 
@@ -150,29 +136,16 @@ describe('the bytes sent for images', () => {
 			(parameters.input as { values: IDataObject[] }).values.unshift({ role: 'user', content: 'And this one', ...urls });
 			const result = await run(parameters, server.url, { size: 100 });
 			expect(result.error).toBeUndefined();
-			expect(server.bodies).toEqual([
-				JSON.stringify({
-					model: 'm',
-					input: [
-						{
-							role: 'user',
-							content: [
-								{ type: 'input_text', text: 'And this one' },
-								{ type: 'input_image', image_url: 'https://example.com/a.png', detail: 'auto' },
-								{ type: 'input_image', image_url: 'https://example.com/b.jpg', detail: 'auto' },
-							],
-						},
-						{
-							role: 'user',
-							content: [
-								{ type: 'input_text', text: 'Describe it' },
-								{ type: 'input_image', image_url: dataUrl(png(100)), detail: 'high' },
-							],
-						},
-					],
-					instructions: 'Be brief',
-				}),
-			]);
+			const image = (url: string, detail = 'auto') => ({ type: 'input_image', image_url: url, detail });
+			const text = (words: string) => ({ type: 'input_text', text: words });
+			expectSentOnce(server, {
+				model: 'm',
+				input: [
+					user(text('And this one'), image('https://example.com/a.png'), image('https://example.com/b.jpg'), image(inline)),
+					user(text('Describe it'), image(dataUrl(png(100)), 'high')),
+				],
+				instructions: 'Be brief',
+			});
 			expect(result.output()[0].json.content).toBe('A fox.');
 		});
 	});
@@ -182,15 +155,13 @@ describe('the bytes sent for images', () => {
 			const parameters = chat({ role: 'assistant', content: 'Earlier answer', ...urls });
 			(parameters.messages.values as IDataObject[]).push({ role: 'user', content: 'hi', imageSource: 'none' });
 			expect((await run(parameters, server.url)).error).toBeUndefined();
-			expect(server.bodies).toEqual([
-				JSON.stringify({
-					model: 'm',
-					messages: [
-						{ role: 'assistant', content: 'Earlier answer' },
-						{ role: 'user', content: 'hi' },
-					],
-				}),
-			]);
+			expectSentOnce(server, {
+				model: 'm',
+				messages: [
+					{ role: 'assistant', content: 'Earlier answer' },
+					{ role: 'user', content: 'hi' },
+				],
+			});
 		});
 	});
 });
