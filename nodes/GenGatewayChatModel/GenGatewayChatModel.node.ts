@@ -30,12 +30,12 @@ export class GenGatewayChatModel implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Gen Gateway Chat Model',
 		name: 'genGatewayChatModel',
-		icon: { light: 'file:genGatewayChatModel.svg', dark: 'file:genGatewayChatModel.dark.svg' },
-		group: ['transform'],
-		version: [1],
-		subtitle: '={{$parameter["model"]?.value ?? $parameter["model"] ?? ""}}',
 		description: 'A chat model of the Gen Gateway service for the AI Agent and other AI root nodes (n8n 2.x)',
 		defaults: { name: 'Gen Gateway Chat Model' },
+		version: [1],
+		subtitle: '={{$parameter["model"]?.value ?? $parameter["model"] ?? ""}}',
+		icon: { light: 'file:genGatewayChatModel.svg', dark: 'file:genGatewayChatModel.dark.svg' },
+		group: ['transform'],
 		codex: {
 			categories: ['assistant'],
 			subcategories: {

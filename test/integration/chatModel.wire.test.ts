@@ -14,14 +14,7 @@ import { GenGatewayChatModel, NEEDS_N8N_2 } from '../../nodes/GenGatewayChatMode
 import { resetConnection, sendJson, startScriptedServer, type Answer, type ScriptedServer } from '../support/scriptedServer';
 
 const API_KEY = 'sk-wire-chat-model-7d1c9e';
-const NODE: INode = {
-	id: 'model',
-	name: 'Gen Gateway Chat Model',
-	type: 'n8n-nodes-gen-gateway.genGatewayChatModel',
-	typeVersion: 1,
-	position: [0, 0],
-	parameters: {},
-};
+const NODE = { name: 'Gen Gateway Chat Model', type: 'n8n-nodes-gen-gateway.genGatewayChatModel', typeVersion: 1 } as INode;
 
 jest.setTimeout(30_000);
 
