@@ -3,7 +3,7 @@
 // services send: tool-call deltas split across chunks, a usage chunk, [DONE], an error event in the stream, a 429
 // with Retry-After; and the money rule: an unknown outcome (dropped after the request arrived, a 500, a timeout) is
 // sent exactly once, a 429 or a refused connection is retried.
-// Time: about 10 s (a 429's Retry-After and p-retry's 1–2 s backoff are really waited, four times).
+// Time: about 12 s (a 429's Retry-After of 3 s and p-retry's 1–2 s backoff are really waited).
 import type { ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -177,7 +177,7 @@ describe('Gen Gateway Chat Model against an OpenAI-format wire', () => {
 
 	it('a 429 with Retry-After: waited for and retried (nothing was created), then the answer', async () => {
 		const s = await serve((_req, res, index) => {
-			if (index === 0) return sendJson(res, 429, { error: { message: 'Too many requests, slow down', type: 'rate_limit' } }, { 'retry-after': '1' });
+			if (index === 0) return sendJson(res, 429, { error: { message: 'Too many requests, slow down', type: 'rate_limit' } }, { 'retry-after': '3' });
 			sendJson(res, 200, {
 				id: 'chatcmpl-2',
 				object: 'chat.completion',
@@ -190,7 +190,8 @@ describe('Gen Gateway Chat Model against an OpenAI-format wire', () => {
 		const answer = await (await modelFor(s.url)).invoke('Hello');
 		expect(answer.content).toBe('Hello after waiting');
 		expect(s.requests).toHaveLength(2);
-		expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+		// p-retry's own first backoff is 1–2 s: only the Retry-After makes it 3 s.
+		expect(Date.now() - started).toBeGreaterThanOrEqual(2950);
 	});
 
 	it('429 every time: Maximum Retries more, then the service\'s message and the hint', async () => {
