@@ -48,6 +48,11 @@ const AUDIO_ON: AudioRule = { supported: true, default: true };
 const AUDIO_OFF: AudioRule = { supported: true, default: false };
 const NO_AUDIO: AudioRule = { supported: false, default: false };
 
+/** The first / last frame column: which of `first_image` and `last_image` a model takes. */
+const NO_FRAMES = { firstImage: false, lastImage: false };
+const FIRST_AND_LAST_FRAMES = { firstImage: true, lastImage: true };
+const FIRST_FRAME_ONLY = { firstImage: true, lastImage: false };
+
 const REFS_30_10_10: ReferenceLimits = { images: 30, videos: 10, audios: 10 };
 const REFS_9_3_3: ReferenceLimits = { images: 9, videos: 3, audios: 3 };
 const REFS_7_IMAGES: ReferenceLimits = { images: 7, videos: 0, audios: 0 };
@@ -65,6 +70,30 @@ const optional = (min: number, max: number, def: number): DurationRule => ({
 	default: def,
 });
 
+/** sd_2.0_fast_discount and sd_2.0_mini_discount have the same capabilities (one row each, one object). */
+const SD_20_SMALL_DISCOUNT: Omit<VideoModelCapabilities, 'id'> = {
+	duration: required(5, 15, 5),
+	aspectRatios: SD_RATIOS,
+	resolutions: ['480p', '720p'],
+	defaultResolution: '720p',
+	references: REFS_9_3_3,
+	...NO_FRAMES,
+	audio: AUDIO_ON,
+	seed: true,
+};
+
+/** So have sd_2.0_fast_special and sd_2.0_mini_special. */
+const SD_20_SMALL_SPECIAL: Omit<VideoModelCapabilities, 'id'> = {
+	duration: required(4, 15, 5),
+	aspectRatios: SD_RATIOS,
+	resolutions: ['720p'],
+	defaultResolution: '720p',
+	references: REFS_9_3_3,
+	...FIRST_AND_LAST_FRAMES,
+	audio: AUDIO_ON,
+	seed: true,
+};
+
 export const VIDEO_MODELS: readonly VideoModelCapabilities[] = [
 	{
 		id: 'sd_2.5_discount',
@@ -73,8 +102,7 @@ export const VIDEO_MODELS: readonly VideoModelCapabilities[] = [
 		resolutions: ['480p', '720p', '1080p'],
 		defaultResolution: '720p',
 		references: REFS_30_10_10,
-		firstImage: false,
-		lastImage: false,
+		...NO_FRAMES,
 		audio: AUDIO_ON,
 		seed: true,
 	},
@@ -85,8 +113,7 @@ export const VIDEO_MODELS: readonly VideoModelCapabilities[] = [
 		resolutions: ['720p', '1080p', '2k', '4k'],
 		defaultResolution: '720p',
 		references: REFS_30_10_10,
-		firstImage: true,
-		lastImage: true,
+		...FIRST_AND_LAST_FRAMES,
 		audio: AUDIO_ON,
 		seed: true,
 	},
@@ -97,8 +124,7 @@ export const VIDEO_MODELS: readonly VideoModelCapabilities[] = [
 		resolutions: ['480p', '720p', '1080p', '4k'],
 		defaultResolution: '720p',
 		references: REFS_9_3_3,
-		firstImage: true,
-		lastImage: true,
+		...FIRST_AND_LAST_FRAMES,
 		audio: AUDIO_OFF,
 		seed: true,
 	},
@@ -109,59 +135,14 @@ export const VIDEO_MODELS: readonly VideoModelCapabilities[] = [
 		resolutions: ['480p', '720p', '1080p', '4k'],
 		defaultResolution: '720p',
 		references: REFS_9_3_3,
-		firstImage: false,
-		lastImage: false,
+		...NO_FRAMES,
 		audio: AUDIO_ON,
 		seed: true,
 	},
-	{
-		id: 'sd_2.0_fast_discount',
-		duration: required(5, 15, 5),
-		aspectRatios: SD_RATIOS,
-		resolutions: ['480p', '720p'],
-		defaultResolution: '720p',
-		references: REFS_9_3_3,
-		firstImage: false,
-		lastImage: false,
-		audio: AUDIO_ON,
-		seed: true,
-	},
-	{
-		id: 'sd_2.0_mini_discount',
-		duration: required(5, 15, 5),
-		aspectRatios: SD_RATIOS,
-		resolutions: ['480p', '720p'],
-		defaultResolution: '720p',
-		references: REFS_9_3_3,
-		firstImage: false,
-		lastImage: false,
-		audio: AUDIO_ON,
-		seed: true,
-	},
-	{
-		id: 'sd_2.0_fast_special',
-		duration: required(4, 15, 5),
-		aspectRatios: SD_RATIOS,
-		resolutions: ['720p'],
-		defaultResolution: '720p',
-		references: REFS_9_3_3,
-		firstImage: true,
-		lastImage: true,
-		audio: AUDIO_ON,
-		seed: true,
-	},
-	{
-		id: 'sd_2.0_mini_special',
-		duration: required(4, 15, 5),
-		aspectRatios: SD_RATIOS,
-		resolutions: ['720p'],
-		defaultResolution: '720p',
-		references: REFS_9_3_3,
-		firstImage: true,
-		lastImage: true,
-		audio: AUDIO_ON,
-		seed: true,
-	},
+	{ id: 'sd_2.0_fast_discount', ...SD_20_SMALL_DISCOUNT },
+	{ id: 'sd_2.0_mini_discount', ...SD_20_SMALL_DISCOUNT },
+	{ id: 'sd_2.0_fast_special', ...SD_20_SMALL_SPECIAL },
+	{ id: 'sd_2.0_mini_special', ...SD_20_SMALL_SPECIAL },
 	{
 		id: 'sd_2.0_special',
 		duration: required(5, 15, 5),
@@ -169,8 +150,7 @@ export const VIDEO_MODELS: readonly VideoModelCapabilities[] = [
 		resolutions: ['720p', '1080p', '2k', '4k'],
 		defaultResolution: '720p',
 		references: REFS_9_3_3,
-		firstImage: true,
-		lastImage: true,
+		...FIRST_AND_LAST_FRAMES,
 		audio: AUDIO_ON,
 		seed: true,
 	},
@@ -181,8 +161,7 @@ export const VIDEO_MODELS: readonly VideoModelCapabilities[] = [
 		resolutions: ['480p', '720p'],
 		defaultResolution: '720p',
 		references: REFS_7_IMAGES,
-		firstImage: false,
-		lastImage: false,
+		...NO_FRAMES,
 		audio: NO_AUDIO,
 		seed: false,
 	},
@@ -193,8 +172,7 @@ export const VIDEO_MODELS: readonly VideoModelCapabilities[] = [
 		resolutions: ['480p', '720p'],
 		defaultResolution: '720p',
 		references: REFS_7_IMAGES,
-		firstImage: true,
-		lastImage: false,
+		...FIRST_FRAME_ONLY,
 		audio: NO_AUDIO,
 		seed: false,
 	},
