@@ -14,6 +14,11 @@ export interface RetryPolicy {
 	maxDelayMs: number;
 	/** Retrying stops once this much time has passed since the first attempt. */
 	maxTotalMs: number;
+	/**
+	 * A 429 (rate limited: nothing was done) is waited out, however often it comes, for this long after the first
+	 * attempt (or until the request's own deadline, e.g. an item's Max Wait): it does not use up the attempts above.
+	 */
+	maxRateLimitedMs?: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -21,6 +26,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 	baseDelayMs: 500,
 	maxDelayMs: 30_000,
 	maxTotalMs: 120_000,
+	maxRateLimitedMs: 30 * 60_000,
 };
 
 /**
@@ -111,6 +117,25 @@ interface RetryDecisionInput {
 	retryAfterMs?: number;
 	policy: RetryPolicy;
 	random?: () => number;
+}
+
+/**
+ * After a 429: the wait before this request (and, through the pacer, every request of the execution and credential)
+ * goes again, or undefined when the request has no time left. A 429 created nothing, so it is waited out however
+ * often it comes, for as long as `remainingMs` allows (the request's deadline: an item's Max Wait, or
+ * `maxRateLimitedMs`); the wait is the Retry-After, or a backoff by how many 429s this request has had in a row.
+ */
+export function rateLimitedDelay(input: {
+	/** 429s this request has had in a row (1 for the first). */
+	limited: number;
+	retryAfterMs?: number;
+	/** Time left until the request's deadline. */
+	remainingMs: number;
+	policy: RetryPolicy;
+	random?: () => number;
+}): number | undefined {
+	const delay = input.retryAfterMs ?? backoffDelay(input.limited, input.policy, input.random);
+	return delay > input.remainingMs ? undefined : delay;
 }
 
 /** How long to wait before the next attempt, or undefined when the budget (attempts, time) is spent. */

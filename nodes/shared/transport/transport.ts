@@ -10,7 +10,16 @@ import type {
 
 import { joinUrl, normaliseBaseUrl } from './baseUrl';
 import { apiErrorFromResponse, asNodeError, messageFromBody, networkError, redact } from './errors';
-import { answerVerdict, DEFAULT_RETRY_POLICY, failureVerdict, nextRetryDelay, parseRetryAfter } from './retry';
+import { pacerOf } from './pacer';
+import type { PaceClass, Pacer } from './pacer';
+import {
+	answerVerdict,
+	DEFAULT_RETRY_POLICY,
+	failureVerdict,
+	nextRetryDelay,
+	parseRetryAfter,
+	rateLimitedDelay,
+} from './retry';
 import type { RetryPolicy } from './retry';
 import { errorTexts, isTlsHandshakeFailure, tlsError } from './tls';
 import { abortableSleep } from './wait';
@@ -54,6 +63,14 @@ interface GatewayRequest {
 	/** How the user can raise `timeoutMs`; the error says it when the timeout runs out. */
 	timeoutAdvice?: string;
 	retry?: Partial<RetryPolicy>;
+	/**
+	 * Its place in the execution's pace (pacer.ts): 'poll' for status polls, 'submit' and 'finish' (other reads) by
+	 * default from `kind`. `turnTaken`: the caller already waited for the first turn (paceTurn, before its gate).
+	 */
+	pace?: PaceClass;
+	turnTaken?: number;
+	/** Epoch ms after which a 429 is not waited out any more (an item's Max Wait); default: maxRateLimitedMs. */
+	deadline?: number;
 }
 
 export interface StreamResponse {
@@ -103,6 +120,28 @@ function streamResponse(response: IN8nHttpFullResponse, hangUp: AbortController)
 /** Waits that end at once when the execution is cancelled. */
 export async function waitFor(ctx: GatewayFunctions, ms: number): Promise<void> {
 	await abortableSleep(ms, cancelSignal(ctx), 'getExecutionId' in ctx ? ctx.getExecutionId() : '');
+}
+
+/**
+ * The pacer of this execution and credential (pacer.ts), or undefined outside an execution (loading options). Feature-
+ * detected: an n8n without execution ids or node credentials is simply not paced.
+ */
+export function pacerFor(ctx: GatewayFunctions): Pacer | undefined {
+	if (!('getExecutionId' in ctx) || typeof ctx.getExecutionId !== 'function') return undefined;
+	const executionId = ctx.getExecutionId();
+	if (!executionId) return undefined;
+	const credential = ctx.getNode().credentials?.[CREDENTIAL_TYPE];
+	return pacerOf(String(executionId), credential?.id ?? credential?.name ?? '');
+}
+
+/**
+ * Waits for a request's turn in the execution's pace and returns when it was granted. Callers that queue requests
+ * behind a concurrency gate take the turn before the gate (so the pace, not the gate's arrival order, decides who goes
+ * next) and pass the time as `turnTaken`; a 429 in between makes the request ask again.
+ */
+export async function paceTurn(ctx: GatewayFunctions, pace: PaceClass): Promise<number> {
+	await pacerFor(ctx)?.acquire(async (ms) => await waitFor(ctx, ms), pace);
+	return Date.now();
 }
 
 interface FailureCause {
@@ -177,6 +216,9 @@ interface AttemptSpec {
 	timeoutMs: number;
 	timeoutAdvice?: string;
 	manualRedirect?: boolean;
+	pace: PaceClass;
+	turnTaken?: number;
+	deadline?: number;
 }
 
 /** axios's own timeout ("timeout of 1000ms exceeded"), not an OS-level ETIMEDOUT while connecting. */
@@ -198,10 +240,25 @@ async function withRetries(
 	const started = Date.now();
 	const label = `${spec.method} ${spec.path}`;
 	const where = { method: spec.method, path: spec.path, itemIndex: spec.itemIndex };
+	const pacer = pacerFor(ctx);
+	const sleep = async (ms: number) => await waitFor(ctx, ms);
+	const deadline = spec.deadline ?? started + (spec.policy.maxRateLimitedMs ?? DEFAULT_RETRY_POLICY.maxRateLimitedMs!);
+	// 429s in a row (waited out until the deadline); other failures count against the attempts and the time budget.
+	let limited = 0;
+	let failures = 0;
+	let firstFailureAt: number | undefined;
 
 	for (let attempt = 1; ; attempt++) {
 		let response: IN8nHttpFullResponse;
 		try {
+			if (pacer) {
+				// A turn taken before the gate holds unless a 429 came since; asking again then, the request goes first
+				// (it holds a lane of the gate: behind the others it would keep them from using their turns).
+				const ahead = attempt > 1 || spec.turnTaken !== undefined;
+				if (!(attempt === 1 && spec.turnTaken !== undefined && pacer.turnHolds(spec.turnTaken))) {
+					await pacer.acquire(sleep, ahead ? 'retry' : spec.pace);
+				}
+			}
 			response = await perform();
 		} catch (error) {
 			const cause = failureCause(ctx, error);
@@ -212,8 +269,10 @@ async function withRetries(
 			// Which failures are retried and which are unknown outcomes: the one rule in retry.ts.
 			const verdict = failureVerdict(spec.kind, cause.code);
 			const mayRetry = verdict === 'retry';
+			failures++;
+			firstFailureAt ??= Date.now();
 			const delay = mayRetry
-				? nextRetryDelay({ attempt, elapsedMs: Date.now() - started, policy: spec.policy })
+				? nextRetryDelay({ attempt: failures, elapsedMs: Date.now() - firstFailureAt, policy: spec.policy })
 				: undefined;
 			if (delay !== undefined) {
 				ctx.logger.warn(`Gen Gateway: ${label} failed (${cause.code}); retry ${attempt + 1} in ${delay} ms`);
@@ -234,6 +293,7 @@ async function withRetries(
 		}
 
 		const status = response.statusCode;
+		if (status !== 429) pacer?.onAccepted();
 		if (spec.manualRedirect && status >= 300 && status < 400) return response;
 		// Accepted, retried, refused or unknown: the one rule in retry.ts (answerVerdict).
 		const verdict = answerVerdict(spec.kind, status);
@@ -254,9 +314,28 @@ async function withRetries(
 						: `the service answered ${status} (${said}), which does not say whether it created the work`,
 			});
 		}
-		if (verdict === 'retry') {
+		if (verdict === 'retry' && status === 429) {
+			// Rate limited: nothing was done. Waited out until the deadline; the whole execution slows down with it.
 			const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'));
-			const delay = nextRetryDelay({ attempt, elapsedMs: Date.now() - started, retryAfterMs, policy: spec.policy });
+			limited++;
+			const delay = rateLimitedDelay({ limited, retryAfterMs, remainingMs: deadline - Date.now(), policy: spec.policy });
+			if (delay !== undefined) {
+				ctx.logger.warn(`Gen Gateway: ${label} answered 429; retry ${attempt + 1} in ${delay} ms`);
+				if (pacer) pacer.onLimited(delay);
+				else await waitFor(ctx, delay);
+				continue;
+			}
+		} else if (verdict === 'retry') {
+			const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'));
+			limited = 0;
+			failures++;
+			firstFailureAt ??= Date.now();
+			const delay = nextRetryDelay({
+				attempt: failures,
+				elapsedMs: Date.now() - firstFailureAt,
+				retryAfterMs,
+				policy: spec.policy,
+			});
 			if (delay !== undefined) {
 				ctx.logger.warn(`Gen Gateway: ${label} answered ${status}; retry ${attempt + 1} in ${delay} ms`);
 				await waitFor(ctx, delay);
@@ -306,6 +385,9 @@ async function send(
 		timeoutMs,
 		timeoutAdvice: request.timeoutAdvice,
 		manualRedirect: request.manualRedirect,
+		pace: request.pace ?? (request.kind === 'submit' ? 'submit' : 'finish'),
+		turnTaken: request.turnTaken,
+		deadline: request.deadline,
 	};
 	let self = ctx;
 	if (hangUp) {
@@ -434,6 +516,7 @@ export async function downloadUrl(ctx: IExecuteFunctions, url: string, itemIndex
 				stream: true,
 				policy: DEFAULT_RETRY_POLICY,
 				timeoutMs: DEFAULT_TIMEOUT_MS,
+				pace: 'finish',
 			},
 			async () =>
 				(await ctx.helpers.httpRequest({
