@@ -21,7 +21,7 @@ import type { VideoModelCapabilities } from './matrix';
 /**
  * The one field specification: per field, the capability that allows it, its API name, its parser, the matrix default
  * sent when it is required and not set, and what its editor field looks like. The request builder
- * (request.ts), "set by the user" (isSetByUser below) and the editor's fields all derive from it: adding a capability
+ * (requestBody.ts), "set by the user" (isSetByUser below) and the editor's fields all derive from it: adding a capability
  * touches this list only.
  */
 interface ModelFieldSpec {
@@ -46,6 +46,69 @@ const optionsOf = (values: readonly string[]): INodePropertyOptions[] =>
 
 const urlListHint = 'One URL per line, or separated by commas or spaces; an expression may also give an array';
 
+/** One of the model's values of a list of the matrix (no list: not supported). */
+function choiceSpec(
+	name: string,
+	apiName: string,
+	what: string,
+	valuesOf: (model: VideoModelCapabilities) => readonly string[],
+	describe: ModelFieldSpec['describe'],
+): ModelFieldSpec {
+	return {
+		name,
+		apiName,
+		supports: (m) => valuesOf(m).length > 0,
+		what,
+		parse: (value, m) => parseChoice(name, m, value, valuesOf(m)),
+		describe,
+	};
+}
+
+/** The URL of the image the video starts from (`first_image`) or ends on (`last_image`). */
+function frameSpec(which: 'first' | 'last', startsOrEnds: string): ModelFieldSpec {
+	const name = which === 'first' ? 'firstImage' : 'lastImage';
+	return {
+		name,
+		apiName: `${which}_image`,
+		supports: (m) => m[name],
+		what: `a ${which} frame`,
+		parse: (value, m) => parseSingleUrl(name, m, value),
+		describe: () => ({
+			displayName: `${which === 'first' ? 'First' : 'Last'} Frame Image URL`,
+			type: 'string',
+			default: '',
+			placeholder: `https://example.com/${which}.png`,
+			description: `HTTP(S) URL of an image the video ${startsOrEnds} (one URL)`,
+		}),
+	};
+}
+
+/** A list of reference URLs of one kind, up to the model's limit for it (a limit of 0: not supported). */
+function referenceSpec(
+	kind: keyof VideoModelCapabilities['references'],
+	placeholder: string,
+	noun: string,
+): ModelFieldSpec {
+	const title = kind.charAt(0).toUpperCase() + kind.slice(1);
+	const name = `reference${title}`;
+	const what = `reference ${kind}`;
+	return {
+		name,
+		apiName: `reference_${kind}`,
+		supports: (m) => m.references[kind] > 0,
+		what,
+		parse: (value, m) => parseReferences(name, m, value, m.references[kind], what),
+		describe: (m) => ({
+			displayName: `Reference ${title} (Up to ${m.references[kind]})`,
+			type: 'string',
+			typeOptions: { rows: 2 },
+			default: '',
+			placeholder,
+			description: `HTTP(S) URLs of up to ${m.references[kind]} reference ${noun}. ${urlListHint}.`,
+		}),
+	};
+}
+
 export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 	{
 		name: 'duration',
@@ -66,34 +129,20 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 					`not sent and the service applies its default (${m.duration.default} s).`,
 		}),
 	},
-	{
-		name: 'aspectRatio',
-		apiName: 'aspect_ratio',
-		supports: (m) => m.aspectRatios.length > 0,
-		what: 'an aspect ratio',
-		parse: (value, m) => parseChoice('aspectRatio', m, value, m.aspectRatios),
-		describe: (m) => ({
-			displayName: 'Aspect Ratio',
-			type: 'options',
-			default: '',
-			options: [{ name: 'Service Default', value: '' }, ...optionsOf(m.aspectRatios)],
-			description: 'Frame shape. "Service Default" sends nothing and lets the service choose.',
-		}),
-	},
-	{
-		name: 'resolution',
-		apiName: 'resolution',
-		supports: (m) => m.resolutions.length > 0,
-		what: 'a resolution',
-		parse: (value, m) => parseChoice('resolution', m, value, m.resolutions),
-		describe: (m) => ({
-			displayName: 'Resolution',
-			type: 'options',
-			default: m.defaultResolution,
-			options: optionsOf(m.resolutions),
-			description: `Output resolution. The default (${m.defaultResolution}) is the service's own and is not sent.`,
-		}),
-	},
+	choiceSpec('aspectRatio', 'aspect_ratio', 'an aspect ratio', (m) => m.aspectRatios, (m) => ({
+		displayName: 'Aspect Ratio',
+		type: 'options',
+		default: '',
+		options: [{ name: 'Service Default', value: '' }, ...optionsOf(m.aspectRatios)],
+		description: 'Frame shape. "Service Default" sends nothing and lets the service choose.',
+	})),
+	choiceSpec('resolution', 'resolution', 'a resolution', (m) => m.resolutions, (m) => ({
+		displayName: 'Resolution',
+		type: 'options',
+		default: m.defaultResolution,
+		options: optionsOf(m.resolutions),
+		description: `Output resolution. The default (${m.defaultResolution}) is the service's own and is not sent.`,
+	})),
 	{
 		name: 'generateAudio',
 		apiName: 'generate_audio',
@@ -122,79 +171,11 @@ export const MODEL_FIELD_SPECS: readonly ModelFieldSpec[] = [
 			description: 'An integer for repeatable results; empty lets the service pick one',
 		}),
 	},
-	{
-		name: 'firstImage',
-		apiName: 'first_image',
-		supports: (m) => m.firstImage,
-		what: 'a first frame',
-		parse: (value, m) => parseSingleUrl('firstImage', m, value),
-		describe: () => ({
-			displayName: 'First Frame Image URL',
-			type: 'string',
-			default: '',
-			placeholder: 'https://example.com/first.png',
-			description: 'HTTP(S) URL of an image the video starts from (one URL)',
-		}),
-	},
-	{
-		name: 'lastImage',
-		apiName: 'last_image',
-		supports: (m) => m.lastImage,
-		what: 'a last frame',
-		parse: (value, m) => parseSingleUrl('lastImage', m, value),
-		describe: () => ({
-			displayName: 'Last Frame Image URL',
-			type: 'string',
-			default: '',
-			placeholder: 'https://example.com/last.png',
-			description: 'HTTP(S) URL of an image the video ends on (one URL)',
-		}),
-	},
-	{
-		name: 'referenceImages',
-		apiName: 'reference_images',
-		supports: (m) => m.references.images > 0,
-		what: 'reference images',
-		parse: (value, m) => parseReferences('referenceImages', m, value, m.references.images, 'reference images'),
-		describe: (m) => ({
-			displayName: `Reference Images (Up to ${m.references.images})`,
-			type: 'string',
-			typeOptions: { rows: 2 },
-			default: '',
-			placeholder: 'https://example.com/a.png, https://example.com/b.png',
-			description: `HTTP(S) URLs of up to ${m.references.images} reference images. ${urlListHint}.`,
-		}),
-	},
-	{
-		name: 'referenceVideos',
-		apiName: 'reference_videos',
-		supports: (m) => m.references.videos > 0,
-		what: 'reference videos',
-		parse: (value, m) => parseReferences('referenceVideos', m, value, m.references.videos, 'reference videos'),
-		describe: (m) => ({
-			displayName: `Reference Videos (Up to ${m.references.videos})`,
-			type: 'string',
-			typeOptions: { rows: 2 },
-			default: '',
-			placeholder: 'https://example.com/clip.mp4',
-			description: `HTTP(S) URLs of up to ${m.references.videos} reference videos. ${urlListHint}.`,
-		}),
-	},
-	{
-		name: 'referenceAudios',
-		apiName: 'reference_audios',
-		supports: (m) => m.references.audios > 0,
-		what: 'reference audios',
-		parse: (value, m) => parseReferences('referenceAudios', m, value, m.references.audios, 'reference audios'),
-		describe: (m) => ({
-			displayName: `Reference Audios (Up to ${m.references.audios})`,
-			type: 'string',
-			typeOptions: { rows: 2 },
-			default: '',
-			placeholder: 'https://example.com/voice.mp3',
-			description: `HTTP(S) URLs of up to ${m.references.audios} reference audio files. ${urlListHint}.`,
-		}),
-	},
+	frameSpec('first', 'starts from'),
+	frameSpec('last', 'ends on'),
+	referenceSpec('images', 'https://example.com/a.png, https://example.com/b.png', 'images'),
+	referenceSpec('videos', 'https://example.com/clip.mp4', 'videos'),
+	referenceSpec('audios', 'https://example.com/voice.mp3', 'audio files'),
 ];
 
 /** The default a field has in the variant shown for this model. */
