@@ -20,9 +20,9 @@ import type { VideoModelCapabilities } from './matrix';
 
 /**
  * The one field specification: per field, the capability that allows it, its API name, its parser, the matrix default
- * sent when it is required and not set, and what its editor field looks like. The request builder
- * (requestBody.ts), "set by the user" (isSetByUser below) and the editor's fields all derive from it: adding a capability
- * touches this list only.
+ * sent when it is required and not set, and what its editor field looks like. The request body (requestBody.ts),
+ * "set by the user" (isSetByUser below) and the editor's fields all derive from it: adding a capability touches this
+ * list only.
  */
 interface ModelFieldSpec {
 	/** Node parameter name: part of the node's public contract (workflows store it). */

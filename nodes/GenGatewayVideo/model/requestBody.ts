@@ -7,8 +7,9 @@ import type { VideoModelCapabilities } from './matrix';
 
 /**
  * Parameters → a validated request body for POST /v1/tasks/vendor, or an InvalidVideoRequest that names the field,
- * the model and what is allowed. Pure: no n8n, no I/O, so every rule of sections 2.3 and 7 is tested directly. The
- * fields, their capabilities, API names and parsers come from the one field specification (fields.ts).
+ * the model and what is allowed. Pure: no n8n, no I/O, so every rule of docs/service-interface.md §2.3 and §4.3 is
+ * tested directly. The fields, their capabilities, API names and parsers come from the one field specification
+ * (fields.ts).
  */
 
 /** What the user set, by node parameter name (`prompt` and the fields of MODEL_FIELD_SPECS); undefined = not set. */
