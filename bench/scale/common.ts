@@ -3,7 +3,7 @@
 import { createHash } from 'crypto';
 import * as fs from 'fs';
 
-import { randomId } from '../../test/e2e/n8n';
+import { randomId, runError, type ExecuteResult } from '../../test/e2e/n8n';
 import { spawnMockProcess, type MockClient } from '../../test/mock/process';
 import type { LogEntry } from '../../test/mock/types';
 import type { BatchCase } from './config';
@@ -157,4 +157,20 @@ export function median(values: number[]): number {
 	const sorted = [...values].sort((a, b) => a - b);
 	const mid = Math.floor(sorted.length / 2);
 	return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** The run's error in a line: n8n's error message (and the node), or the exit and the output's end. */
+export function errorOf(result: ExecuteResult): string | undefined {
+	const error = result.json ? runError(result.json) : undefined;
+	if (error) {
+		const node = error.node?.name ? ` (${error.node.name})` : '';
+		return `${String(error.message ?? JSON.stringify(error)).slice(0, 400)}${node}`;
+	}
+	if (result.exitCode !== 0 || !result.json) {
+		// n8n execute prints the error before its stack: the last line that names an error and is not a stack frame.
+		const lines = `${result.stdout}\n${result.stderr}`.split('\n').map((line) => line.trim());
+		const named = lines.filter((line) => /error|429|too many|rate limit/i.test(line) && !line.startsWith('at '));
+		return `exit ${result.exitCode}: ${(named[named.length - 1] ?? lines.filter(Boolean).pop() ?? '').slice(0, 300)}`;
+	}
+	return undefined;
 }

@@ -29,6 +29,8 @@ export interface DurableRun {
 	memory: { baselineMiB: number; peakMiB: number; addedMiB: number };
 	/** SQLite file (+ WAL) growth from before the run to the first moment the execution was `waiting`. */
 	databaseGrowthWaitingMiB: number;
+	/** The waiting execution's run data as n8n stores it (execution_data.data, flatted JSON), bytes. */
+	waitingDataBytes: number;
 }
 
 const WEBHOOK_PATH = 'scale-durable';
@@ -120,11 +122,16 @@ export async function runDurable(config: ScaleConfig, mock: MockClient, { home, 
 		});
 		if (answer.status !== 200) throw new Error(`bench:scale: the durable webhook answered ${answer.status}`);
 		let dbWaiting: number | undefined;
+		let waitingDataBytes = NaN;
 		let final: { id: string; status: string } | undefined;
 		const deadline = Date.now() + 30 * 60_000;
 		while (Date.now() < deadline) {
 			const [execution] = await executionsOf(server, cookie, workflowId);
-			if (execution?.status === 'waiting' && dbWaiting === undefined) dbWaiting = databaseBytes(home.n8nFolder);
+			if (execution?.status === 'waiting' && dbWaiting === undefined) {
+				dbWaiting = databaseBytes(home.n8nFolder);
+				const parked = await server.rest('GET', `/rest/executions/${execution.id}`, { cookie });
+				waitingDataBytes = String(parked.body?.data?.data ?? '').length;
+			}
 			if (execution && ['success', 'error', 'crashed', 'canceled'].includes(execution.status)) {
 				final = execution;
 				break;
@@ -160,11 +167,12 @@ export async function runDurable(config: ScaleConfig, mock: MockClient, { home, 
 			nodeSeconds: nodeMs / 1000,
 			memory: { baselineMiB: baseline / MiB, peakMiB: peak / MiB, addedMiB: (peak - baseline) / MiB },
 			databaseGrowthWaitingMiB: dbWaiting === undefined ? NaN : (dbWaiting - dbBefore) / MiB,
+			waitingDataBytes,
 		};
 		log(
 			`  durable: ${final.status} in ${wallSeconds.toFixed(1)} s (${(wallSeconds / run.floorSeconds).toFixed(2)}× floor), ${run.checkRuns} checks; ` +
 				`${delivery.exact}/${spec.items} exact; ${run.counts.requests} requests, ${run.counts.limited} answered 429; ` +
-				`database +${run.databaseGrowthWaitingMiB.toFixed(2)} MiB while waiting${error ? `; ${error}` : ''}`,
+				`database +${run.databaseGrowthWaitingMiB.toFixed(2)} MiB, run data ${(waitingDataBytes / 1024).toFixed(0)} KiB while waiting${error ? `; ${error}` : ''}`,
 		);
 		return run;
 	} finally {

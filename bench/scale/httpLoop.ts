@@ -4,12 +4,12 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { randomId, REPO_ROOT, runError } from '../../test/e2e/n8n';
+import { randomId, REPO_ROOT } from '../../test/e2e/n8n';
 import type { MockClient } from '../../test/mock/process';
 import { allNodeItems, dropBinaryData, executeSampled, type NodeRun, nodeRuns } from '../n8nRun';
 import type { BenchHome } from '../setup';
 import { floorSeconds, type BatchCase } from './config';
-import { batchPrompts, countRequests, setRateLimit, type Log, type RequestCounts } from './common';
+import { batchPrompts, countRequests, errorOf, setRateLimit, type Log, type RequestCounts } from './common';
 
 export const HTTP_LOOP_EXAMPLE = path.join(REPO_ROOT, 'examples', 'without-this-package', 'video-batch-http-request-loop.json');
 const EXAMPLE_BASE_URL = 'http://127.0.0.1:4010';
@@ -69,7 +69,7 @@ export async function runHttpLoop(
 	log(`  HTTP Request loop: ${spec.items} prompts × ${spec.taskSeconds} s at ${spec.rateLimit} req/s …`);
 	const started = Date.now();
 	const { result } = await executeSampled(home, id, {}, 40 * 60_000);
-	const error = result.exitCode !== 0 || !result.json ? `exit ${result.exitCode}: ${result.stdout.slice(-600)}` : runError(result.json);
+	const error = errorOf(result);
 	const json = result.json;
 	const nodes = ['Submit Task', 'Get Status', 'Download Video'];
 	const wallSeconds = json ? span(nodes.map((name) => nodeRuns(json, name))) : (Date.now() - started) / 1000;
@@ -86,7 +86,7 @@ export async function runHttpLoop(
 		floorSeconds: floorSeconds(spec),
 		wallSeconds,
 		ok: !error,
-		error: error ? String(typeof error === 'string' ? error : JSON.stringify(error)).slice(0, 600) : undefined,
+		error,
 		delivered: downloads.length,
 		exact: Math.min(exact, downloads.length),
 		counts,

@@ -1,13 +1,12 @@
 // Case 1, in-process wait: one `n8n execute` of Rows → Split Out → Video Generate (Wait for Completion) for N prompts
 // of about T seconds against a mock limiting R requests/s; and the memory run with 20 downloads of 10 MiB in flight.
-import { runError } from '../../test/e2e/n8n';
 import type { MockClient } from '../../test/mock/process';
 import { allNodeItems, binaryFile, dropBinaryData, executeSampled, nodeRuns } from '../n8nRun';
 import type { TreeTrace } from '../procTree';
 import type { BenchHome } from '../setup';
 import { generateNode, linearWorkflow, rowsNodes, settleNode } from '../workflows';
 import { floorSeconds, MiB, type BatchCase, type ScaleConfig } from './config';
-import { batchPrompts, checkDeliveries, countRequests, median, setRateLimit, type Delivery, type Log, type RequestCounts } from './common';
+import { batchPrompts, checkDeliveries, countRequests, errorOf, median, setRateLimit, type Delivery, type Log, type RequestCounts } from './common';
 
 export interface BatchRun {
 	spec: BatchCase;
@@ -55,7 +54,7 @@ export async function runInProcessBatch(
 	const started = Date.now();
 	log(`  ${label}: ${spec.items} prompts × ${spec.taskSeconds} s at ${spec.rateLimit} req/s (floor ${floorSeconds(spec).toFixed(0)} s) …`);
 	const { result, trace } = await executeSampled(home, id, {}, 40 * 60_000);
-	const error = result.exitCode !== 0 || !result.json ? `exit ${result.exitCode}: ${result.stdout.slice(-600)}` : runError(result.json);
+	const error = errorOf(result);
 	const runs = result.json ? nodeRuns(result.json, GENERATE) : [];
 	const items = result.json ? allNodeItems(result.json, GENERATE) : [];
 	const delivery = await checkDeliveries(items, mock, (binary) => binaryFile(home, binary).path);
@@ -69,7 +68,7 @@ export async function runInProcessBatch(
 		floorSeconds: floorSeconds(spec),
 		wallSeconds,
 		ok: !error,
-		error: error ? String(typeof error === 'string' ? error : JSON.stringify(error)).slice(0, 600) : undefined,
+		error,
 		delivery,
 		counts,
 		memory,

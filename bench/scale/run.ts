@@ -141,15 +141,17 @@ function figuresOf(config: ScaleConfig, o: Outcomes): ScaleFigure[] {
 	}
 	const D = config.durable;
 	if (o.durable) {
-		out.push(...batchFigures('durable', `Durable wait (Wait ${D.waitSeconds} s → Check), ${D.items} × ${D.taskSeconds} s at ${D.rateLimit} req/s`, o.durable, D.items));
+		// The durable design waits at least W (≥ 65 s, n8n's threshold for parking) after the last submission.
+		const designFloor = round(D.items / D.rateLimit + D.waitSeconds + (3 * D.items) / D.rateLimit, 0);
+		out.push(...batchFigures('durable', `Durable wait (Wait ${D.waitSeconds} s → Check; N/R + W + 3N/R = ${designFloor} s), ${D.items} × ${D.taskSeconds} s at ${D.rateLimit} req/s`, o.durable, D.items));
 		out.push(
 			figure({
 				id: 'durable.databaseGrowth',
 				case: 1,
-				label: `Database growth per waiting execution (${D.items} items parked)`,
-				value: round(o.durable.databaseGrowthWaitingMiB, 2),
-				unit: 'MiB',
-				how: 'SQLite file + WAL size when the execution was first `waiting`, minus before the webhook call.',
+				label: `Database growth per waiting execution (${D.items} items parked; SQLite file + WAL: ${round(o.durable.databaseGrowthWaitingMiB, 2)} MiB)`,
+				value: round(o.durable.waitingDataBytes / 1024, 0),
+				unit: 'KiB',
+				how: "The waiting execution's stored run data (execution_data, flatted JSON) read through n8n's REST API when first `waiting`; the SQLite file growth beside it.",
 			}),
 			figure({
 				id: 'durable.nodeSeconds',
