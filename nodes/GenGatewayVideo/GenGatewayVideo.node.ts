@@ -35,9 +35,7 @@ export class GenGatewayVideo implements INodeType {
 		usableAsTool: true,
 		// Check routes items to two outputs (Done, Still Running); every other operation has one. An expression, as n8n's
 		// Switch node does it: the editor and the engine evaluate it against the node's parameters.
-		outputs:
-			'={{ $parameter["operation"] === "check" ? [{ "type": "main", "displayName": "Done" }, ' +
-				'{ "type": "main", "displayName": "Still Running" }] : ["main"] }}',
+		outputs: `={{ $parameter["operation"] === "check" ? [{ "type": "main", "displayName": "Done" }, { "type": "main", "displayName": "Still Running" }] : ["main"] }}`,
 		properties: [
 			// No Resource selector (n8n's lint asks for one above 5 operations): every operation acts on a video task, and
 			// a selector with one choice would add a click and change every saved workflow's parameters for nothing.
