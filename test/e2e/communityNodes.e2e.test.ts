@@ -13,7 +13,7 @@
 // The steps, on one n8n and one browser: 0.1.0 (the packed build) published and installed from the editor; an example
 // run to its mp4 from the editor; a durable wait (examples/video-long-task-durable-wait.json over a webhook) parked as
 // `waiting`; 0.1.1 (the same build, version bumped in a copy) published, the page offers the update, updated from the
-// editor; the "+" panel's search finds the four nodes; the saved example runs again; the parked execution resumes
+// editor; the "+" panel's search finds the five nodes (Chat Model included); the saved example runs again; the parked execution resumes
 // after the update and delivers its mp4; uninstall (nodes gone, workflows kept, n8n's missing-node state, n8n up);
 // install again.
 //
@@ -300,7 +300,7 @@ describe('Settings → Community nodes in Chromium on n8n 2.41.1: install, updat
 	);
 
 	it(
-		'finds the four nodes in the "+" panel’s search, and the saved example runs again to its mp4 with 0.1.1',
+		'finds the five nodes (Chat Model included) in the "+" panel’s search, and the saved example runs again to its mp4 with 0.1.1',
 		async () => {
 			await step(page(), 'open the workflow', () => openWorkflow(page(), server.url, searchWorkflowId));
 			expect(await step(page(), 'open the "+" panel', () => openNodeCreator(page()))).toBe('What happens next?');
