@@ -36,16 +36,16 @@ describe('pacer', () => {
 		expect(pacer.rate).toBe(Infinity);
 	});
 
-	it('a 429 blocks every request for its wait and sets the rate to 90% of what was sent', async () => {
+	it('a 429 blocks every request for its wait and sets the rate to 90% of what the service accepted', async () => {
 		const { time, pacer, sleep } = pacerWithSleep();
-		// 20 answers within the first second, then a 429 (the 21st): 21 answers over the 1 s floor of the window.
+		// 20 accepted answers within the first second, then a 429: 20 a second over the 1 s floor of the window.
 		for (let i = 0; i < 20; i++) {
 			await pacer.acquire(sleep, 'submit');
 			pacer.onAccepted();
 			time.advance(10);
 		}
 		pacer.onLimited(1000);
-		expect(pacer.rate).toBeCloseTo(21 * 0.9, 5);
+		expect(pacer.rate).toBeCloseTo(20 * 0.9, 5);
 		const limitedAt = time.now;
 		// The next request of any kind waits out the Retry-After, then the turns are 1/rate apart.
 		await pacer.acquire(sleep, 'poll');
@@ -75,10 +75,10 @@ describe('pacer', () => {
 		expect(pacer.rate).toBeCloseTo(lowered + 1, 5);
 	});
 
-	it('a run that sends little is not slowed below what it sent, and never below 0.2 requests/s', () => {
+	it('a run that sends little is paced at 0.9 requests/s after a 429, and never below 0.2 requests/s', () => {
 		const { time, pacer } = pacerWithSleep();
 		pacer.onLimited(1000);
-		// One answer (the 429) over the 1 s floor: 0.9 requests/s.
+		// Nothing accepted yet (counted as 1 a second): 0.9 requests/s.
 		expect(pacer.rate).toBeCloseTo(0.9, 5);
 		for (let i = 0; i < 40; i++) {
 			time.advance(5000);

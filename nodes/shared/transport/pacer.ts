@@ -5,9 +5,9 @@
  *
  * - Until the first 429 nothing is paced (no queue, no wait).
  * - A 429 blocks every request of the execution and credential until its wait is over (the Retry-After), and sets the
- *   rate to 90% of the rate the execution was sending at (answers per second since the last wait ended, over the
- *   last 3 s, at least 1 s): a multiplicative decrease, once per wait (the answers of requests already in flight do
- *   not lower it again). A run that sends little is not slowed below what it sent.
+ *   rate to 90% of the lower of the current rate and the rate the service accepted (answers other than 429 per second
+ *   since the last wait ended, over the last 3 s, at least 1 s; counted as at least 1 a second): a multiplicative
+ *   decrease, once per wait (the answers of requests already in flight do not lower it again).
  * - Each accepted answer raises the rate by a small constant (additive increase: about 1% a second at saturation), so
  *   the pace recovers gradually when the 429s stop and finds the service's limit again without hammering it.
  * - Turns are granted by priority: a request retried after a 429 first, then the end of a finished task (artifact
@@ -29,7 +29,7 @@ interface PacerTuning {
 	increasePerAnswer: number;
 	/** Never slower than this (requests/s). */
 	minRate: number;
-	/** The sending rate is measured over this window (at least one second of it, none of it blocked). */
+	/** The accepted rate is measured over this window (at least one second of it, none of it blocked). */
 	windowMs: number;
 }
 
@@ -56,7 +56,7 @@ export class Pacer {
 	lastLimitedAt = 0;
 	/** The earliest time of the next turn (spacing 1/rate). */
 	private nextAt = 0;
-	/** Times of answers (429s included) within the window: the rate the execution sends at. */
+	/** Times of accepted answers (not 429) within the window: the rate the service takes. */
 	private answers: number[] = [];
 	private firstAnswerAt: number | undefined;
 	/** Measuring starts again when a wait ends (the time blocked is not sending time). */
@@ -133,40 +133,38 @@ export class Pacer {
 		if (Number.isFinite(this.rate)) this.nextAt = Math.max(this.nextAt, now) + 1000 / this.rate;
 	}
 
-	/** Answers per second since the last wait ended, over the window (at least one second). */
-	sendingRate(now = this.clock()): number {
+	/** Accepted answers per second since the last wait ended, over the window (at least one second). */
+	acceptedRate(now = this.clock()): number {
 		while (this.answers.length > 0 && this.answers[0] < now - this.tuning.windowMs) this.answers.shift();
 		const from = Math.max(now - this.tuning.windowMs, this.measureFrom, this.firstAnswerAt ?? now);
 		const count = this.answers.filter((at) => at >= from).length;
 		return (count * 1000) / Math.max(1000, now - from);
 	}
 
-	private answered(now: number): void {
+	/** An answer that was not a 429: the pace recovers a little. */
+	onAccepted(): void {
+		const now = this.clock();
 		this.lastUsed = now;
 		this.firstAnswerAt ??= now;
 		this.answers.push(now);
 		if (this.answers.length > 8192) this.answers.splice(0, this.answers.length - 8192);
-	}
-
-	/** An answer that was not a 429: the pace recovers a little. */
-	onAccepted(): void {
-		this.answered(this.clock());
 		if (Number.isFinite(this.rate)) this.rate += this.tuning.increasePerAnswer;
 	}
 
 	/** A 429, and the wait retry.ts decided for it: everyone waits that long; the rate drops once per wait. */
 	onLimited(waitMs: number): void {
 		const now = this.clock();
-		this.answered(now);
+		this.lastUsed = now;
+		this.firstAnswerAt ??= now;
 		this.stats.limited++;
 		this.lastLimitedAt = now;
 		this.blockedUntil = Math.max(this.blockedUntil, now + waitMs);
 		if (now < this.decreaseEpochEnd) return;
-		const sending = this.sendingRate(now);
+		const accepted = Math.max(1, this.acceptedRate(now));
 		this.measureFrom = this.blockedUntil;
 		this.decreaseEpochEnd = this.blockedUntil + Math.max(1000, 1000 / Math.max(this.rate, this.tuning.minRate));
 		this.stats.decreases++;
-		this.rate = Math.max(this.tuning.minRate, Math.min(this.rate, sending) * this.tuning.decrease);
+		this.rate = Math.max(this.tuning.minRate, Math.min(this.rate, accepted) * this.tuning.decrease);
 		// The next turn keeps the new spacing from the end of the wait.
 		this.nextAt = Math.max(this.nextAt, this.blockedUntil);
 	}
