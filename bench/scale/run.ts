@@ -343,7 +343,7 @@ async function main(): Promise<void> {
 	}
 	loads.push(os.loadavg()[0]);
 
-	const figures = figuresOf(config, outcomes);
+	const figures = figuresOf(config, outcomes).sort((a, b) => a.case - b.case);
 	const complete = DEFAULT_CASES.every((name) => cases.includes(name)) && cases.includes('download');
 	const cpus = os.cpus();
 	const results = {
@@ -364,10 +364,23 @@ async function main(): Promise<void> {
 		figures,
 		details: { ...outcomes, mockStats: stats },
 	};
+	const committed = path.join(REPO_ROOT, 'bench', 'scale', 'results.json');
+	// SCALE_MERGE=1 with a full-size subset (e.g. SCALE_ONLY=queue): its figures replace those of the same cases in
+	// the committed results, which keep the rest (each case's date is in details.runs).
+	const merge = !config.quick && !complete && process.env.SCALE_MERGE === '1' && fs.existsSync(committed);
+	if (merge) {
+		const previous = JSON.parse(fs.readFileSync(committed, 'utf8')) as typeof results;
+		const prefixes = new Set(figures.map((entry) => entry.id.split('.')[0]));
+		figures.splice(0, 0, ...previous.figures.filter((entry) => !prefixes.has(entry.id.split('.')[0])));
+		figures.sort((a, b) => a.case - b.case);
+		results.figures = figures;
+		results.details = { ...previous.details, ...results.details, mockStats: { ...(previous.details.mockStats as object), ...stats } };
+		results.durationSeconds += previous.durationSeconds;
+	}
 	const target = config.quick
 		? path.join(WORK_DIR, 'scale.quick.json')
-		: complete
-			? path.join(REPO_ROOT, 'bench', 'scale', 'results.json')
+		: complete || merge
+			? committed
 			: path.join(WORK_DIR, 'scale.partial.json');
 	fs.writeFileSync(target, `${JSON.stringify(results, null, '\t')}\n`);
 	const table = renderScaleTable(figures);
@@ -375,7 +388,7 @@ async function main(): Promise<void> {
 	process.stdout.write(`\n${machine}\n\n${table}\n\n`);
 	for (const f of figures.filter((entry) => entry.target && !entry.met)) process.stdout.write(`MISSED: ${f.label}: ${f.value}\n`);
 	process.stdout.write(`Wrote ${path.relative(process.cwd(), target)} in ${results.durationSeconds} s.\n`);
-	if (!config.quick && complete) {
+	if (!config.quick && (complete || merge)) {
 		const file = path.join(REPO_ROOT, 'docs', 'performance.md');
 		const text = fs.readFileSync(file, 'utf8');
 		const a = text.indexOf(SCALE_START);
