@@ -42,7 +42,10 @@ export interface QueueCluster {
 	mainHome: N8nHome;
 	workerHome: N8nHome;
 	main: N8nServer;
-	worker: ServiceProcess;
+	/** The running worker (a new one after `restartWorker`). */
+	readonly worker: ServiceProcess;
+	/** SIGKILLs the worker's process group (as an OOM kill or a lost machine would), then starts a new one. */
+	restartWorker(): Promise<void>;
 	workflowId: string;
 	/** The production webhook URL on the main process. */
 	webhookUrl: string;
@@ -50,6 +53,7 @@ export interface QueueCluster {
 	callWebhook(body: unknown, timeoutMs?: number): Promise<WebhookAnswer>;
 	/** Execution ids the main enqueued and the worker started, from their logs. */
 	enqueuedByMain(): string[];
+	/** Across every worker this cluster ran (one entry per start, a resumed execution again). */
 	startedByWorker(): string[];
 	/** Files under a home's filesystem binary-data folders (filesystem mode would put the mp4s there). */
 	binaryFilesOnDisk(home: N8nHome): string[];
@@ -190,7 +194,7 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 			if (activation.exitCode !== 0) throw new Error(`n8n update:workflow failed:\n${tail(activation.stdout + activation.stderr)}`);
 		}
 
-		const [worker, main] = await startTogether(n8nProcesses, [
+		const [firstWorker, main] = await startTogether(n8nProcesses, [
 			startWorker(workerHome, readyTimeoutMs, options.workerConcurrency),
 			mainHome.startServer({ readyTimeoutMs }),
 		]);
@@ -211,13 +215,23 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 			() => mainHome.logs(),
 		);
 
+		let worker = firstWorker;
+		const workerOutputs: Array<() => string> = [];
 		return {
 			redis,
 			postgres,
 			mainHome,
 			workerHome,
 			main,
-			worker,
+			get worker() {
+				return worker;
+			},
+			restartWorker: async () => {
+				await worker.stop('SIGKILL', 0);
+				workerOutputs.push(worker.output);
+				worker = await startWorker(workerHome, readyTimeoutMs, options.workerConcurrency);
+				n8nProcesses.push(worker);
+			},
 			workflowId,
 			webhookUrl,
 			callWebhook: async (body, timeoutMs = 180_000) =>
@@ -235,7 +249,8 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 					};
 				}),
 			enqueuedByMain: () => matches(mainHome.logs(), /Enqueued execution (\d+) \(job/g),
-			startedByWorker: () => matches(worker.output(), /Worker started execution (\d+) \(job/g),
+			startedByWorker: () =>
+				matches([...workerOutputs, worker.output].map((output) => output()).join('\n'), /Worker started execution (\d+) \(job/g),
 			binaryFilesOnDisk: (home) => ['binaryData', 'storage'].flatMap((base) => filesUnder(path.join(home.n8nFolder, base))),
 			stop: cleanUp,
 		};
