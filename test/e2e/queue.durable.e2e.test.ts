@@ -3,8 +3,9 @@
 // `waiting` and holds no worker, so the single slot runs another workflow meanwhile. With an in-process wait the slot
 // would be taken for the whole task. Meanwhile the worker is SIGKILLed (as an OOM kill or a lost machine would) and a
 // new one started: the parked execution resumes on it; 0 duplicate submissions, 0 lost task_ids (issue 22).
-// Time: about 240 s (measured 237 s with the worker restart, which falls within the idle wait), about 210 s of it idle: the 150 s task behind a durable wait and the wait tracker's once-a-minute
-// resume; the set-up starts Redis, PostgreSQL, a main and a worker. Started first, beside other files.
+// Time: about 240 s (237 s measured with the worker restart, which falls within the idle wait), about 210 s of it
+// idle: the 150 s task behind a durable wait and the wait tracker's once-a-minute resume; the set-up starts Redis,
+// PostgreSQL, a main and a worker. Started first, beside other files.
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { durableWebhookWorkflow } from './lib/durableWorkflow';
 import { listExecutions, readExecution, waitForExecutions, waitForWebhook } from './lib/executions';
