@@ -242,7 +242,10 @@ async function withRetries(
 	const where = { method: spec.method, path: spec.path, itemIndex: spec.itemIndex };
 	const pacer = pacerFor(ctx);
 	const sleep = async (ms: number) => await waitFor(ctx, ms);
-	const deadline = spec.deadline ?? started + (spec.policy.maxRateLimitedMs ?? DEFAULT_RETRY_POLICY.maxRateLimitedMs!);
+	// Outside an execution (the editor loading options) nobody paces and nobody waits long: the usual time budget.
+	const deadline = pacer
+		? (spec.deadline ?? started + (spec.policy.maxRateLimitedMs ?? DEFAULT_RETRY_POLICY.maxRateLimitedMs!))
+		: started + spec.policy.maxTotalMs;
 	// 429s in a row (waited out until the deadline); other failures count against the attempts and the time budget.
 	let limited = 0;
 	let failures = 0;
