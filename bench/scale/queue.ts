@@ -107,11 +107,22 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log):
 		restarted = await cluster.mainHome.startServer({ readyTimeoutMs: 180_000 });
 		main = restarted;
 		cookie = await main.ownerSession();
+		// Done when every execution has ended, or when none waits any more and the mock has seen nothing for 90 s (an
+		// execution whose worker was killed may stay `running` in the database for ever: counted as such).
 		let list: Array<{ id: string; status: string }> = [];
 		const deadline = Date.now() + 25 * 60_000;
+		let seen = -1;
+		let quietSince = Date.now();
 		while (Date.now() < deadline) {
 			list = await executionsOf(main, cookie, workflowId);
 			if (list.length >= executions && list.every((entry) => ['success', 'error', 'crashed', 'canceled'].includes(entry.status))) break;
+			const requests = (await mock.log()).length;
+			if (requests !== seen) {
+				seen = requests;
+				quietSince = Date.now();
+			}
+			const pending = list.some((entry) => ['new', 'waiting'].includes(entry.status));
+			if (!pending && list.length >= executions && Date.now() - quietSince > 90_000) break;
 			await sleep(3000);
 		}
 		const wallSeconds = (Date.now() - started) / 1000;
