@@ -1,4 +1,4 @@
-// Time: about 35 s under load (24 video tasks of 1–3 s under a 6 requests/s limit: the run itself ~17 s, as the limit makes it)
+// Time: about 35 s under load (24 tasks of 1–3 s under a 6 requests/s limit: the run itself takes ~17 s)
 /**
  * Pacing on n8n's real engine (issue 22's small case): one execution of Generate with Wait for Completion, a batch
  * larger than the service's rate limit allows at once. Every item is delivered with exact bytes, none fails for a
