@@ -35,25 +35,25 @@ export interface DurableRun {
 
 const WEBHOOK_PATH = 'scale-durable';
 
-type Node = Record<string, unknown> & { name: string };
+export type Node = Record<string, unknown> & { name: string };
 
-/** The durable batch as a production workflow: the example's Submit → Wait → Check loop behind a webhook and rows. */
-export function durableBatchWorkflow(prompts: string[], waitSeconds: number, credential: { id: string; name: string }): Record<string, unknown> {
-	const credentials = { genGatewayApi: credential };
+/**
+ * `head` (a trigger and the rows) → Submit Video (Generate without waiting) → Wait → Check Video, Still Running back to
+ * the Wait: the loop of examples/video-long-task-durable-wait.json.
+ */
+export function checkLoopWorkflow(
+	name: string,
+	head: Node[],
+	options: { prompt: string; waitSeconds: number; credential: { id: string; name: string } },
+): Record<string, unknown> {
+	const credentials = { genGatewayApi: options.credential };
 	const nodes: Node[] = [
-		{
-			name: 'Webhook',
-			type: 'n8n-nodes-base.webhook',
-			typeVersion: 2,
-			webhookId: randomUUID(),
-			parameters: { httpMethod: 'POST', path: WEBHOOK_PATH, responseMode: 'onReceived', options: {} },
-		},
-		...(rowsNodes(prompts) as unknown as Node[]),
+		...head,
 		{
 			name: 'Submit Video',
 			type: nodeType('genGatewayVideo'),
 			typeVersion: 1,
-			parameters: { operation: 'generate', model: 'gk_1.5', prompt: '={{ $json.prompt }}', waitForCompletion: false },
+			parameters: { operation: 'generate', model: 'gk_1.5', prompt: options.prompt, waitForCompletion: false },
 			credentials,
 		},
 		{
@@ -61,7 +61,7 @@ export function durableBatchWorkflow(prompts: string[], waitSeconds: number, cre
 			type: 'n8n-nodes-base.wait',
 			typeVersion: 1.1,
 			webhookId: randomUUID(),
-			parameters: { resume: 'timeInterval', amount: waitSeconds, unit: 'seconds' },
+			parameters: { resume: 'timeInterval', amount: options.waitSeconds, unit: 'seconds' },
 		},
 		{
 			name: 'Check Video',
@@ -71,18 +71,37 @@ export function durableBatchWorkflow(prompts: string[], waitSeconds: number, cre
 			credentials,
 		},
 	];
-	const chain = nodes.map((node) => node.name);
 	const connections: Record<string, unknown> = {};
-	for (let i = 0; i + 1 < chain.length; i++) connections[chain[i]] = { main: [[{ node: chain[i + 1], type: 'main', index: 0 }]] };
+	for (let i = 0; i + 1 < nodes.length; i++) connections[nodes[i].name] = { main: [[{ node: nodes[i + 1].name, type: 'main', index: 0 }]] };
 	connections['Check Video'] = { main: [[], [{ node: 'Wait', type: 'main', index: 0 }]] };
 	return {
 		id: randomId(),
-		name: 'Scale: durable wait batch',
+		name,
 		active: false,
 		settings: { executionOrder: 'v1' },
 		connections,
 		nodes: nodes.map((node, index) => ({ id: `${randomId(8)}-${index}`, position: [index * 220, 0], ...node })),
 	};
+}
+
+/** A production webhook that answers at once (`path`). */
+export function webhookNode(path: string): Node {
+	return {
+		name: 'Webhook',
+		type: 'n8n-nodes-base.webhook',
+		typeVersion: 2,
+		webhookId: randomUUID(),
+		parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
+	};
+}
+
+/** The durable batch as a production workflow: the Check loop behind a webhook and the rows. */
+export function durableBatchWorkflow(prompts: string[], waitSeconds: number, credential: { id: string; name: string }): Record<string, unknown> {
+	return checkLoopWorkflow('Scale: durable wait batch', [webhookNode(WEBHOOK_PATH), ...(rowsNodes(prompts) as unknown as Node[])], {
+		prompt: '={{ $json.prompt }}',
+		waitSeconds,
+		credential,
+	});
 }
 
 function databaseBytes(folder: string): number {

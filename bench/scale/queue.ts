@@ -3,14 +3,13 @@
 // → Submit Video → Wait → Check Video loop). One worker is SIGKILLed while submissions run, the main is restarted
 // once while the executions wait. Every prompt should be submitted once (0 duplicates at the mock) and every task
 // created delivered (0 lost task_ids).
-import { randomUUID } from 'crypto';
-
-import { freePort, nodeType, randomId, type N8nServer } from '../../test/e2e/n8n';
+import { freePort, type N8nServer } from '../../test/e2e/n8n';
 import { startQueueCluster } from '../../test/e2e/queue/cluster';
 import { startService, type ServiceProcess } from '../../test/e2e/queue/process';
 import type { MockClient } from '../../test/mock/process';
 import type { ScaleConfig } from './config';
 import { countRequests, setRateLimit, type Log, type RequestCounts } from './common';
+import { checkLoopWorkflow, webhookNode } from './durable';
 
 const WEBHOOK_PATH = 'scale-queue-durable';
 
@@ -31,25 +30,12 @@ export interface QueueRun {
 }
 
 function queueWorkflow(credential: { id: string; name: string }, waitSeconds: number): Record<string, unknown> {
-	const credentials = { genGatewayApi: credential };
-	const nodes = [
-		{ name: 'Webhook', type: 'n8n-nodes-base.webhook', typeVersion: 2, webhookId: randomUUID(), parameters: { httpMethod: 'POST', path: WEBHOOK_PATH, responseMode: 'onReceived', options: {} } },
-		{ name: 'One Item per Prompt', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'body.prompts', options: {} } },
-		{ name: 'Submit Video', type: nodeType('genGatewayVideo'), typeVersion: 1, parameters: { operation: 'generate', model: 'gk_1.5', prompt: '={{ $json["body.prompts"] ?? $json.prompt }}', waitForCompletion: false }, credentials },
-		{ name: 'Wait', type: 'n8n-nodes-base.wait', typeVersion: 1.1, webhookId: randomUUID(), parameters: { resume: 'timeInterval', amount: waitSeconds, unit: 'seconds' } },
-		{ name: 'Check Video', type: nodeType('genGatewayVideo'), typeVersion: 1, parameters: { operation: 'check', taskId: '={{ $json.task_id }}', submittedAt: '={{ $json.submitted_at }}' }, credentials },
-	];
-	const connections: Record<string, unknown> = {};
-	for (let i = 0; i + 1 < nodes.length; i++) connections[nodes[i].name] = { main: [[{ node: nodes[i + 1].name, type: 'main', index: 0 }]] };
-	connections['Check Video'] = { main: [[], [{ node: 'Wait', type: 'main', index: 0 }]] };
-	return {
-		id: randomId(),
-		name: 'Scale: queue mode durable batch',
-		active: false,
-		settings: { executionOrder: 'v1' },
-		connections,
-		nodes: nodes.map((node, index) => ({ id: `${randomId(8)}-${index}`, position: [index * 220, 0], ...node })),
-	};
+	const split = { name: 'One Item per Prompt', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'body.prompts', options: {} } };
+	return checkLoopWorkflow('Scale: queue mode durable batch', [webhookNode(WEBHOOK_PATH), split], {
+		prompt: '={{ $json["body.prompts"] ?? $json.prompt }}',
+		waitSeconds,
+		credential,
+	});
 }
 
 async function executionsOf(server: N8nServer, cookie: string, workflowId: string): Promise<Array<{ id: string; status: string }>> {
