@@ -4,7 +4,7 @@
 # If that folder also holds node-bin/node, n8n must run with node-bin first on PATH (n8n 2.x needs Node 24).
 #
 #   N8N_MAJOR=2 (default)  n8n 2.41.1 on a Node 24 from the npm registry, from scripts/n8n-host-2/
-#   N8N_MAJOR=1            n8n 1.123.81 on the machine's Node 20, from scripts/n8n-host/ (package.json + lockfile)
+#   N8N_MAJOR=1            n8n 1.123.81 on the machine's Node 20, from scripts/n8n-host-1/ (package.json + lockfile)
 #   N8N_VERSION=x.y.z      (1.x only) another version, resolved without our lockfile
 #   GEN_GATEWAY_N8N_CACHE  cache root (default ~/.cache/gen-gateway-n8n)
 #
@@ -21,7 +21,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 major="${N8N_MAJOR:-2}"
 cache="${GEN_GATEWAY_N8N_CACHE:-$HOME/.cache/gen-gateway-n8n}"
 case "$major" in
-	1) host="$here/n8n-host" ;;
+	1) host="$here/n8n-host-1" ;;
 	2) host="$here/n8n-host-2" ;;
 	*) echo "install-n8n: N8N_MAJOR must be 1 or 2, got '$major'" >&2; exit 2 ;;
 esac
@@ -75,7 +75,7 @@ npm_quiet=(--no-audit --no-fund --loglevel=error)
 
 install_1x() {
 	if [ "$version" = "$pinned" ]; then
-		log "installing n8n $version from scripts/n8n-host/package-lock.json into $dir (about 6 min with a warm npm cache, 10 cold)"
+		log "installing n8n $version from scripts/n8n-host-1/package-lock.json into $dir (about 6 min with a warm npm cache, 10 cold)"
 		cp "$host/package.json" "$host/package-lock.json" "$dir/"
 		# Not `npm ci`: the lockfile lacks other platforms' optional packages (msgpackr-extract's), which npm ci
 		# rejects; `npm install` still takes every version from the lockfile.

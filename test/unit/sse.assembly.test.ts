@@ -1,4 +1,4 @@
-import { CompletionAssembler } from '../../nodes/GenGatewayChat/completionStream';
+import { CompletionAssembler } from '../../nodes/GenGatewayChat/chatCompletionStream';
 import { ResponseAssembler } from '../../nodes/GenGatewayChat/responseStream';
 import { StreamEventError } from '../../nodes/GenGatewayChat/streamAssembler';
 import { completionReply, responseFinishReason, responseReply, responseText } from '../../nodes/GenGatewayChat/output';

@@ -1,31 +1,31 @@
 import { createGate } from '../../nodes/shared/run/concurrency';
-import { ENTRY_TTL_MS, forgetScope, guardKey as ledgerKey, guardSize as ledgerSize, recall, remember } from '../../nodes/shared/run/submissionGuard';
+import { ENTRY_TTL_MS, forgetScope, guardKey, guardSize, recall, remember } from '../../nodes/shared/run/submissionGuard';
 
-describe('submission ledger', () => {
+describe('submission guard', () => {
 	const scope = { executionId: 'e1', nodeName: 'Video', runIndex: 0 };
 
 	it('keys by execution, node, item and request', () => {
-		const key = ledgerKey(scope, 0, { prompt: 'a' });
-		expect(ledgerKey(scope, 0, { prompt: 'a' })).toBe(key);
-		expect(ledgerKey(scope, 1, { prompt: 'a' })).not.toBe(key);
-		expect(ledgerKey(scope, 0, { prompt: 'b' })).not.toBe(key);
-		expect(ledgerKey({ ...scope, executionId: 'e2' }, 0, { prompt: 'a' })).not.toBe(key);
-		expect(ledgerKey({ ...scope, nodeName: 'Other' }, 0, { prompt: 'a' })).not.toBe(key);
+		const key = guardKey(scope, 0, { prompt: 'a' });
+		expect(guardKey(scope, 0, { prompt: 'a' })).toBe(key);
+		expect(guardKey(scope, 1, { prompt: 'a' })).not.toBe(key);
+		expect(guardKey(scope, 0, { prompt: 'b' })).not.toBe(key);
+		expect(guardKey({ ...scope, executionId: 'e2' }, 0, { prompt: 'a' })).not.toBe(key);
+		expect(guardKey({ ...scope, nodeName: 'Other' }, 0, { prompt: 'a' })).not.toBe(key);
 		// A new run of the node (a loop's next batch) is not a retry of the earlier one.
-		expect(ledgerKey({ ...scope, runIndex: 1 }, 0, { prompt: 'a' })).not.toBe(key);
+		expect(guardKey({ ...scope, runIndex: 1 }, 0, { prompt: 'a' })).not.toBe(key);
 	});
 
 	it('remembers, forgets a finished node, and expires old entries', () => {
-		const before = ledgerSize();
-		const key = ledgerKey(scope, 0, { prompt: 'a' });
+		const before = guardSize();
+		const key = guardKey(scope, 0, { prompt: 'a' });
 		remember(key, { state: 'accepted', value: 't1', at: Date.now() });
-		remember(ledgerKey({ ...scope, executionId: 'other' }, 0, {}), { state: 'unknown', error: new Error('r'), at: 0 });
+		remember(guardKey({ ...scope, executionId: 'other' }, 0, {}), { state: 'unknown', error: new Error('r'), at: 0 });
 		expect(recall(key)).toMatchObject({ value: 't1' });
 		forgetScope(scope);
 		expect(recall(key)).toBeUndefined();
 		// The entry of the other execution was stamped at 0: it has expired by now.
 		expect(recall('anything', ENTRY_TTL_MS + 1)).toBeUndefined();
-		expect(ledgerSize()).toBe(before);
+		expect(guardSize()).toBe(before);
 	});
 });
 
