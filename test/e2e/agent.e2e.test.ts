@@ -19,7 +19,8 @@ import type { LogEntry } from '../mock/types';
 import { openExecution, showSubRun } from './browser/agentRun';
 import { timed } from '../timing/phases';
 import { launchChromium } from './browser/chromium';
-import { signIn } from './browser/editor';
+import { openWorkflow, signIn, UI_TIMEOUT } from './browser/editor';
+import { searchNodes } from './browser/nodeCreator';
 import { FAILURE_DIR, step } from './browser/screenshots';
 import { exampleCredential, loadExample, type ExampleWorkflow } from './lib/examples';
 import { unflatten } from './lib/executions';
@@ -75,6 +76,14 @@ function renamedCopy(example: ExampleWorkflow, id: string, suffix: string): Exam
 	return copy;
 }
 
+/** The example without a model: its agent's Chat Model connector is free (for the editor's model picker). */
+function withoutModel(example: ExampleWorkflow): ExampleWorkflow {
+	const copy = renamedCopy(example, 'ggExampleAgentNoM', 'no model yet');
+	copy.nodes = copy.nodes.filter((node) => node.name !== MODEL_NODE);
+	delete (copy.connections as Record<string, unknown>)[MODEL_NODE];
+	return copy;
+}
+
 /** The example with a streaming Chat Trigger (its own id and webhook). */
 function streamingCopy(example: ExampleWorkflow): ExampleWorkflow {
 	const copy = renamedCopy(example, 'ggExampleAgentSt', 'streaming');
@@ -115,6 +124,8 @@ describe('AI Agent example in a real n8n: Gen Gateway Chat Model as the model, G
 	/** n8n 1.x only: the unchanged example (the sub-node), whose run must say it needs n8n 2.x. */
 	let subNodeOn1: ExampleWorkflow | undefined;
 	let subNodeOn1Url: string | undefined;
+	/** n8n 2.x only: the example without its model, never activated, opened in the editor. */
+	let noModel: ExampleWorkflow | undefined;
 	/** The execution of the first chat message's run (opened in the editor below). */
 	let executionId: string | undefined;
 
@@ -132,8 +143,9 @@ describe('AI Agent example in a real n8n: Gen Gateway Chat Model as the model, G
 		workflow = e2eMajor() === 1 ? openAiRoute(example) : example;
 		const streaming = streamingCopy(workflow);
 		if (e2eMajor() === 1) subNodeOn1 = renamedCopy(example, 'ggExampleAgentV1', 'sub-node on n8n 1.x');
+		else noModel = withoutModel(example);
 		const all = [workflow, streaming, ...(subNodeOn1 ? [subNodeOn1] : [])];
-		await importWorkflows(home, all);
+		await importWorkflows(home, [...all, ...(noModel ? [noModel] : [])]);
 		// Active before the server starts: the Chat Triggers' production webhooks are registered at start-up.
 		for (const { id } of all) {
 			const activation = await home.cli(['update:workflow', `--id=${id}`, '--active=true']);
@@ -234,7 +246,7 @@ describe('AI Agent example in a real n8n: Gen Gateway Chat Model as the model, G
 	);
 
 	it(
-		"the run opens in n8n's editor with every node of the example on its canvas (the README's screenshot)",
+		"the run opens in n8n's editor with every node of the example on its canvas (the README's screenshot); the agent's Chat Model + offers Gen Gateway Chat Model",
 		async () => {
 			if (!executionId) throw new Error('needs the chat run above');
 			const browser = await launchChromium({ width: 1440, height: 1100 }, 2);
@@ -247,6 +259,16 @@ describe('AI Agent example in a real n8n: Gen Gateway Chat Model as the model, G
 				await step(page, 'show the Video tool run', () => showSubRun(page, 'Generate Video'));
 				const png = await page.screenshot({ path: RUN_SCREENSHOT, animations: 'disabled', caret: 'hide' });
 				expect(png.subarray(1, 4).toString()).toBe('PNG');
+
+				// The agent's free Chat Model connector: its "+" opens the language models, and a search for
+				// "Gen Gateway" there offers the Chat Model and none of the package's other nodes.
+				await step(page, 'open the agent without a model', () => openWorkflow(page, server.url, noModel!.id));
+				const modelInput = page.locator('[data-test-id="canvas-node-input-handle"][data-connection-type="ai_languageModel"][data-node-name="AI Agent"]');
+				await step(page, "click the agent's Chat Model +", () => modelInput.locator('[data-test-id="canvas-handle-plus"]').click({ timeout: UI_TIMEOUT }));
+				const results = await step(page, 'search "Gen Gateway" among the models', () => searchNodes(page, 'Gen Gateway'));
+				expect(results.filter((result) => result.type.startsWith(`${PACKAGE_NAME}.`))).toEqual([
+					{ type: nodeType('genGatewayChatModel'), name: 'Gen Gateway Chat Model' },
+				]);
 			} finally {
 				await browser.close();
 			}
