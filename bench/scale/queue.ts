@@ -40,7 +40,7 @@ function queueWorkflow(credential: { id: string; name: string }, waitSeconds: nu
 
 async function executionsOf(server: N8nServer, cookie: string, workflowId: string): Promise<Array<{ id: string; status: string }>> {
 	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
-	const response = await server.rest('GET', `/rest/executions?filter=${filter}&limit=500`, { cookie });
+	const response = await server.rest('GET', `/rest/executions?filter=${filter}&limit=100`, { cookie });
 	return (response.body?.data?.results ?? []).map((entry: { id: string; status: string }) => ({ id: String(entry.id), status: entry.status }));
 }
 
@@ -94,7 +94,7 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log):
 		main = restarted;
 		cookie = await main.ownerSession();
 		// Done when every execution has ended, or when none waits any more and the mock has seen nothing for 90 s (an
-		// execution whose worker was killed may stay `running` in the database for ever: counted as such).
+		// execution whose worker was killed stays `running` or `new` in the database for ever: counted as such).
 		let list: Array<{ id: string; status: string }> = [];
 		const deadline = Date.now() + 25 * 60_000;
 		let seen = -1;
@@ -107,7 +107,8 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log):
 				seen = requests;
 				quietSince = Date.now();
 			}
-			const pending = list.some((entry) => ['new', 'waiting'].includes(entry.status));
+			// A `new` execution whose job the killed worker had taken never starts: only `waiting` ones still count.
+			const pending = list.some((entry) => entry.status === 'waiting');
 			if (!pending && list.length >= executions && Date.now() - quietSince > 90_000) break;
 			await sleep(3000);
 		}
