@@ -27,6 +27,7 @@ export interface QueueRun {
 	wallSeconds: number;
 	killedWorkerAtSeconds: number;
 	restartedMainAtSeconds: number;
+	n8nVersion: string;
 }
 
 function queueWorkflow(credential: { id: string; name: string }, waitSeconds: number): Record<string, unknown> {
@@ -140,6 +141,7 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log):
 			wallSeconds,
 			killedWorkerAtSeconds: killedAt,
 			restartedMainAtSeconds: restartedAt,
+			n8nVersion: cluster.mainHome.install.version,
 		};
 		log(
 			`  queue: ${JSON.stringify(statuses)} in ${wallSeconds.toFixed(0)} s; ${run.exact}/${run.prompts} exact; ${run.counts.submissions} tasks created, ` +

@@ -22,7 +22,7 @@ import { renderScaleTable, SCALE_END, SCALE_START } from './render';
 
 const CASES = ['large', 'memory', 'durable', 'tight', 'http', 'download', 'queue'] as const;
 type CaseName = (typeof CASES)[number];
-/** Case 2 (queue mode) adds about 9 minutes: only with SCALE_QUEUE=1 or SCALE_ONLY=queue. */
+/** Case 2 (queue mode) adds about 7 minutes (the whole command then 19): only with SCALE_QUEUE=1 or SCALE_ONLY=queue. */
 const DEFAULT_CASES = CASES.filter((name) => name !== 'queue' || process.env.SCALE_QUEUE === '1');
 
 const log: Log = (line) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
@@ -333,6 +333,7 @@ async function main(): Promise<void> {
 		if (has('queue')) {
 			const mock = await newMock(config.queue.rateLimit, 'queue');
 			outcomes.queue = await runQueue(config, mock, log);
+			n8nVersion ||= outcomes.queue.n8nVersion;
 			stats.queue = await statsOf(mock);
 		}
 		if (settled.some((result) => result.status === 'rejected')) throw new Error('bench:scale: a case failed (above)');
@@ -376,6 +377,8 @@ async function main(): Promise<void> {
 		results.figures = figures;
 		results.details = { ...previous.details, ...results.details, mockStats: { ...(previous.details.mockStats as object), ...stats } };
 		results.durationSeconds += previous.durationSeconds;
+		results.machine.n8n ||= previous.machine.n8n;
+		n8nVersion ||= previous.machine.n8n;
 	}
 	const target = config.quick
 		? path.join(WORK_DIR, 'scale.quick.json')
