@@ -4,8 +4,10 @@
 //   2. starts the mock service (test/mock) on a random loopback port (MOCK_PORT to pin it)
 //   3. keeps n8n's data in .n8n-dev/ (gitignored; delete it to start over)
 //   4. imports the credential "Gen Gateway (mock)", the OpenAI credential "Gen Gateway as OpenAI (mock)" (Base URL
-//      <mock>/v1, for the AI Agent example's chat model) and every workflow in examples/ (re-imported on each start,
-//      so examples/ stays the source of truth: save your own variants under another name)
+//      <mock>/v1, for the documented alternative route: n8n's OpenAI Chat Model as an agent's model, the route on
+//      n8n 1.x; the AI Agent example itself uses Gen Gateway Chat Model on "Gen Gateway (mock)") and every workflow in
+//      examples/ (re-imported on each start, so examples/ stays the source of truth: save your own variants under
+//      another name)
 //   5. runs `n8n start` on 127.0.0.1:5678 (PORT to change), with an owner account, and prints how to log in
 // Ctrl-C stops n8n and the mock. Plain JS that loads the TypeScript toolkit through ts-node (transpile only).
 'use strict';
@@ -20,7 +22,8 @@ const { spawnMockProcess } = require('../test/mock/process');
 
 const DEV_HOME = path.join(root, '.n8n-dev');
 const MOCK_CREDENTIAL = { id: 'GenGatewayMock01', name: 'Gen Gateway (mock)', type: 'genGatewayApi' };
-// n8n's own OpenAI credential, for the OpenAI Chat Model node of an AI Agent example: Base URL = the mock's /v1.
+// n8n's own OpenAI credential, for an OpenAI Chat Model node (the alternative route of docs/ai-agent.md; no example
+// uses it): Base URL = the mock's /v1.
 const MOCK_OPENAI_CREDENTIAL = { id: 'GenGatewayOpenAI', name: 'Gen Gateway as OpenAI (mock)', type: 'openAiApi' };
 
 const say = (message) => process.stdout.write(`[start] ${message}\n`);

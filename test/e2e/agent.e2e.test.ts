@@ -9,8 +9,9 @@
 // n8n 1.x has no SDK: there the same runs go through the documented alternative (the example with n8n's OpenAI Chat
 // Model on an OpenAI credential whose Base URL is the mock's /v1), and the unchanged example proves that the package
 // still loads with the sub-node listed, which says it needs n8n 2.x when a run reaches it.
-// Time: about 60 s (2.41.1 and 1.123.81, quiet machine): one n8n start, sign-in, Chromium for the run's screenshot,
-// the CLI imports and four chat runs; more when it is the file that installs n8n or Chromium for the run.
+// On 2.x the same sub-node also serves n8n's Basic LLM Chain (a Chat Trigger → chain workflow on the same n8n).
+// Time: about 55-60 s (2.41.1 and 1.123.81, quiet machine): one n8n start, sign-in, Chromium for the run's screenshot,
+// the CLI imports and five chat runs (the chain's: 0.2 s); more when it is the file that installs n8n or Chromium.
 import { randomUUID } from 'crypto';
 import * as path from 'path';
 
@@ -84,6 +85,36 @@ function withoutModel(example: ExampleWorkflow): ExampleWorkflow {
 	return copy;
 }
 
+/** The version of n8n's Basic LLM Chain that n8n 2.41.1 adds by default (its highest; the node names no defaultVersion). */
+const CHAIN_LLM_VERSION = 1.9;
+/** The chat model the chain's Gen Gateway Chat Model picks (not the example's, so the parameter is seen to travel). */
+const CHAIN_MODEL = 'gk-chat-1';
+
+/**
+ * The example's Chat Trigger and Gen Gateway Chat Model around n8n's Basic LLM Chain instead of the agent: the
+ * sub-node on the chain's Model connector, no tools, the prompt from the chat message.
+ */
+function llmChain(example: ExampleWorkflow): ExampleWorkflow {
+	const copy = renamedCopy(example, 'ggExampleLlmChn1', 'Basic LLM Chain');
+	const trigger = copy.nodes.find((node) => node.type === '@n8n/n8n-nodes-langchain.chatTrigger')!;
+	const model = copy.nodes.find((node) => node.name === MODEL_NODE)!;
+	model.parameters = { ...model.parameters, model: { __rl: true, mode: 'id', value: CHAIN_MODEL } };
+	const chain = {
+		id: 'llm-chain',
+		name: 'Basic LLM Chain',
+		type: '@n8n/n8n-nodes-langchain.chainLlm',
+		typeVersion: CHAIN_LLM_VERSION,
+		position: [260, 0],
+		parameters: { promptType: 'auto', text: '={{ $json.chatInput }}' },
+	};
+	copy.nodes = [trigger, chain, model];
+	copy.connections = {
+		[trigger.name]: { main: [[{ node: chain.name, type: 'main', index: 0 }]] },
+		[MODEL_NODE]: { ai_languageModel: [[{ node: chain.name, type: 'ai_languageModel', index: 0 }]] },
+	};
+	return copy;
+}
+
 /** The example with a streaming Chat Trigger (its own id and webhook). */
 function streamingCopy(example: ExampleWorkflow): ExampleWorkflow {
 	const copy = renamedCopy(example, 'ggExampleAgentSt', 'streaming');
@@ -126,6 +157,9 @@ describe('AI Agent example in a real n8n: Gen Gateway Chat Model as the model, G
 	let subNodeOn1Url: string | undefined;
 	/** n8n 2.x only: the example without its model, never activated, opened in the editor. */
 	let noModel: ExampleWorkflow | undefined;
+	/** n8n 2.x only: Chat Trigger → Basic LLM Chain with Gen Gateway Chat Model as its model. */
+	let chain: ExampleWorkflow | undefined;
+	let chainUrl: string | undefined;
 	/** The execution of the first chat message's run (opened in the editor below). */
 	let executionId: string | undefined;
 
@@ -143,8 +177,11 @@ describe('AI Agent example in a real n8n: Gen Gateway Chat Model as the model, G
 		workflow = e2eMajor() === 1 ? openAiRoute(example) : example;
 		const streaming = streamingCopy(workflow);
 		if (e2eMajor() === 1) subNodeOn1 = renamedCopy(example, 'ggExampleAgentV1', 'sub-node on n8n 1.x');
-		else noModel = withoutModel(example);
-		const all = [workflow, streaming, ...(subNodeOn1 ? [subNodeOn1] : [])];
+		else {
+			noModel = withoutModel(example);
+			chain = llmChain(example);
+		}
+		const all = [workflow, streaming, ...(subNodeOn1 ? [subNodeOn1] : []), ...(chain ? [chain] : [])];
 		await importWorkflows(home, [...all, ...(noModel ? [noModel] : [])]);
 		// Active before the server starts: the Chat Triggers' production webhooks are registered at start-up.
 		for (const { id } of all) {
@@ -156,7 +193,10 @@ describe('AI Agent example in a real n8n: Gen Gateway Chat Model as the model, G
 		chatUrl = `${server.url}/webhook/${chatTrigger(workflow).webhookId}/chat`;
 		streamingChatUrl = `${server.url}/webhook/${chatTrigger(streaming).webhookId}/chat`;
 		if (subNodeOn1) subNodeOn1Url = `${server.url}/webhook/${chatTrigger(subNodeOn1).webhookId}/chat`;
-		for (const url of [chatUrl, streamingChatUrl, ...(subNodeOn1Url ? [subNodeOn1Url] : [])]) await webhookRegistered(url, server.url);
+		if (chain) chainUrl = `${server.url}/webhook/${chatTrigger(chain).webhookId}/chat`;
+		for (const url of [chatUrl, streamingChatUrl, ...(subNodeOn1Url ? [subNodeOn1Url] : []), ...(chainUrl ? [chainUrl] : [])]) {
+			await webhookRegistered(url, server.url);
+		}
 	}, SETUP_TIMEOUT);
 
 	afterAll(async () => {
@@ -307,6 +347,41 @@ describe('AI Agent example in a real n8n: Gen Gateway Chat Model as the model, G
 			const streamed = items.map((chunk) => chunk.content ?? '').join('');
 			expect(streamed).toContain('Tool Generate_Video returned:');
 			expect(streamed).toContain(taskId);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		"n8n's Basic LLM Chain (the version 2.41.1 adds) takes Gen Gateway Chat Model as its model: one chat completion with the prompt and the chosen model, the answer is the chain's output",
+		async () => {
+			if (!chain || !chainUrl) throw new Error('n8n 2.x only: the Basic LLM Chain workflow is imported on 2.x');
+			const seen = await logCursor(mock);
+			const prompt = `Name three colours of a sunrise over the sea ${randomId(6)}`;
+			const response = await sendMessage(prompt, true, chainUrl);
+			const answer = await response.text();
+			expect({ status: response.status, answer }).toMatchObject({ status: 200 });
+
+			// Exactly one request to the service: a chat completion for the chosen model whose only user message is the
+			// prompt (the chain offers no tools).
+			const log = await seen();
+			expect(log.map((entry) => `${entry.method} ${entry.path}`)).toEqual(['POST /v1/chat/completions']);
+			const [call] = chatCalls(log);
+			expect(call).toMatchObject({ authorized: true, status: 200 });
+			const body = call.body as { model: string; tools?: unknown; messages: Array<{ role: string; content: unknown }> };
+			expect(body.model).toBe(CHAIN_MODEL);
+			expect(body.tools).toBeUndefined();
+			expect(body.messages.filter((message) => message.role === 'user').map((message) => message.content)).toEqual([prompt]);
+
+			// The mock's answer (its echo of the prompt) is the chain's output text, in the chat and in the execution.
+			expect(JSON.parse(answer)).toEqual({ text: `Echo: ${prompt}` });
+			const executions = await server.rest('GET', `/rest/executions?filter=${encodeURIComponent(JSON.stringify({ workflowId: chain.id }))}`, { cookie });
+			const [latest] = executions.body.data.results as Array<{ id: string; status: string }>;
+			expect(latest.status).toBe('success');
+			const execution = await server.rest('GET', `/rest/executions/${latest.id}`, { cookie });
+			const runData = unflatten(execution.body.data.data).resultData.runData;
+			expect(runData['Basic LLM Chain'][0].data.main[0].map((item: { json: unknown }) => item.json)).toEqual([{ text: `Echo: ${prompt}` }]);
+			// The model turn ran through the sub-node (n8n records the supplied model's call under it).
+			expect(runData[MODEL_NODE]).toHaveLength(1);
 		},
 		RUN_TIMEOUT,
 	);
