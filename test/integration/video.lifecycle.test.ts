@@ -31,6 +31,8 @@ describe('Video Generate against the mock, through n8n-core', () => {
 			const lines = await requestLines(mock);
 			expect(lines.filter((l) => l === 'POST /v1/tasks/vendor')).toHaveLength(1);
 			expect(lines[lines.length - 1]).toBe(`GET /v1/tasks/${taskId}/artifacts/video/content`);
+			// The accepted task is in n8n's log before anything else can go wrong (a killed worker leaves only the log).
+			expect(result.logs.some((line) => line.includes(`task ${taskId} accepted`))).toBe(true);
 			// Progress is reported while IN_PROGRESS.
 			expect(result.logs.some((line) => /IN_PROGRESS \d+%/.test(line))).toBe(true);
 			expect(findSecret(mock.apiKey, result.run, result.logs)).toEqual([]);

@@ -65,6 +65,9 @@ export async function submitTask(
 			reason: 'the service answered without a task_id',
 		});
 	}
+	// In n8n's log at once: if the process dies before the execution is saved (a killed queue worker), the log is
+	// where an operator finds the paid task to resume with Wait for Completion.
+	ctx.logger.info(`Gen Gateway Video: task ${taskId} accepted (execution ${ctx.getExecutionId()}, item ${itemIndex})`);
 	return taskId;
 }
 
