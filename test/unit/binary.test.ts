@@ -1,3 +1,5 @@
+import http, { type IncomingMessage } from 'http';
+import type { AddressInfo } from 'net';
 import { Readable } from 'stream';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
@@ -192,19 +194,52 @@ describe('toBinary with expectImage', () => {
 		expect(calls[0].mimeType).toBe('image/jxl');
 	});
 
-	it('hands a long stream to the store in large chunks (the one binary path, as Video has)', async () => {
-		const sizes: number[] = [];
-		const ctx = {
-			helpers: {
-				prepareBinaryData: async (data: Readable) => {
-					for await (const chunk of data) sizes.push((chunk as Buffer).length);
-					return { data: '', mimeType: 'image/png' };
-				},
-			},
-		} as unknown as IExecuteFunctions;
+	/** The chunk sizes prepareBinaryData reads, for a PNG of 3 MiB served over loopback HTTP in 64 KiB writes. */
+	async function storedChunkSizes(shape: (response: IncomingMessage) => Readable) {
 		const body = Buffer.concat([PNG, Buffer.alloc(3 * STORE_CHUNK_BYTES, 1)]);
-		await toBinary(ctx, trickle(body, 64 * 1024), { fileName: 'image-1', expectImage });
-		expect(sizes.reduce((a, b) => a + b, 0)).toBe(body.length);
+		const server = http.createServer((_request, response) => trickle(body, 64 * 1024).pipe(response));
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		try {
+			const { port } = server.address() as AddressInfo;
+			const response = await new Promise<IncomingMessage>((resolve, reject) =>
+				http.get(`http://127.0.0.1:${port}/`, resolve).on('error', reject),
+			);
+			const sizes: number[] = [];
+			const stored: Buffer[] = [];
+			const ctx = {
+				helpers: {
+					prepareBinaryData: async (data: Readable) => {
+						for await (const chunk of data) {
+							sizes.push((chunk as Buffer).length);
+							stored.push(chunk as Buffer);
+						}
+						return { data: '', mimeType: 'image/png' };
+					},
+				},
+			} as unknown as IExecuteFunctions;
+			await toBinary(ctx, shape(response), { fileName: 'image-1', expectImage });
+			expect(Buffer.concat(stored).equals(body)).toBe(true);
+			return sizes;
+		} finally {
+			server.close();
+		}
+	}
+
+	it("regroups n8n 1.x's stream (the socket's own IncomingMessage) into large chunks for the store", async () => {
+		const sizes = await storedChunkSizes((response) => response);
 		expect(Math.max(...sizes)).toBeGreaterThanOrEqual(STORE_CHUNK_BYTES);
+	});
+
+	it("passes n8n 2.x's stream (axios's wrapper around the socket) to the store unchanged", async () => {
+		// axios 1.18+ with a maxContentLength: Readable.from over an async generator that counts the socket's chunks.
+		const sizes = await storedChunkSizes((response) =>
+			Readable.from(
+				(async function* counted() {
+					for await (const chunk of response) yield chunk as Buffer;
+				})(),
+				{ objectMode: false },
+			),
+		);
+		expect(Math.max(...sizes)).toBeLessThanOrEqual(64 * 1024);
 	});
 });

@@ -1,13 +1,13 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 
-import { withLargeChunks } from './largeChunks';
+import { forStore } from './largeChunks';
 import type { Readable } from '../transport/transport';
 
 /**
  * Bytes from the service (a buffer, or a stream that is never held whole) → n8n binary data: the one path for every
  * node. The MIME type comes from the bytes themselves: a CDN's Content-Type or a URL's extension can be wrong, the
- * magic numbers cannot. A stream is regrouped into large chunks for n8n's store (largeChunks.ts).
+ * magic numbers cannot. A stream from n8n 1.x's socket is regrouped into large chunks for n8n's store (largeChunks.ts).
  */
 
 interface MediaType {
@@ -255,9 +255,9 @@ export async function toBinary(
 	return await store(ctx, data, fileNameWithExtension(options.fileName, extension), mimeType);
 }
 
-/** The one write into n8n's binary data; a stream goes to the store in large chunks (one awaited write each). */
+/** The one write into n8n's binary data; n8n 1.x's socket stream goes in large chunks (one awaited write each). */
 async function store(ctx: IExecuteFunctions, data: Buffer | Readable, fileName: string, mimeType: string) {
-	return await ctx.helpers.prepareBinaryData(isBuffer(data) ? data : withLargeChunks(data), fileName, mimeType);
+	return await ctx.helpers.prepareBinaryData(isBuffer(data) ? data : forStore(data), fileName, mimeType);
 }
 
 /** A stream whose type is declared rather than sniffed (a video artifact and its listed MIME type) → IBinaryData. */

@@ -1,10 +1,11 @@
 import type { Readable } from '../transport/transport';
 
 /**
- * n8n stores a binary stream with one awaited file write per chunk it reads, and a socket delivers 64 KiB chunks: a
- * 100 MB video took 1,600 serial writes, with the socket idle during each. Regrouped into about 1 MiB, and read on
+ * n8n 1.x stores a binary stream with one awaited file write per chunk it reads, and a socket delivers 64 KiB chunks:
+ * a 100 MB video took 1,600 serial writes, with the socket idle during each. Regrouped into about 1 MiB, and read on
  * while n8n writes, the same download is faster than curl's and cheaper in CPU (bench/README.md, benchmark 4), for
- * about 2 MiB of memory.
+ * about 2 MiB of memory. On n8n 2.x the regrouping saves no measurable time and costs 20–46 MiB per download
+ * (docs/performance.md, "At scale", case 4), so only the 1.x shape of stream is regrouped (forStore).
  */
 export const STORE_CHUNK_BYTES = 1024 * 1024;
 
@@ -22,6 +23,22 @@ function readableClassOf(stream: Readable): ReadableClass | undefined {
 		if (type.name === 'Readable') return type;
 	}
 	return undefined;
+}
+
+/**
+ * The stream to hand to n8n's binary store. n8n 1.x (axios there gets maxContentLength -1) hands over the response
+ * itself, Node's IncomingMessage reading the socket: it is regrouped into large chunks. n8n 2.x hands over axios's
+ * wrapper (a plain Readable that counts bytes against maxContentLength), and anything else without its own socket
+ * (a decompressing stream, a test's stream) goes through unchanged.
+ */
+export function forStore(stream: Readable): Readable {
+	return isSocketResponse(stream) ? withLargeChunks(stream) : stream;
+}
+
+/** Node's http.IncomingMessage, by its shape: a readable that carries the socket it reads and the status it got. */
+function isSocketResponse(stream: Readable): boolean {
+	const fields = stream as unknown as { socket?: unknown; statusCode?: unknown };
+	return typeof fields.socket === 'object' && fields.socket !== null && typeof fields.statusCode === 'number';
 }
 
 /**
