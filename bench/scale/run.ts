@@ -230,7 +230,7 @@ function figuresOf(config: ScaleConfig, o: Outcomes): ScaleFigure[] {
 			row('store1m', `n8n stores a generated ${size} MiB stream, no HTTP, 1 MiB chunks (64 KiB chunks: ${ms('store64k')} ms)`, 'store1m', 'Probe node: prepareBinaryData of a Readable; node run time in run data, median of rounds.'),
 			row('read', `n8n's HTTP helper reads ${size} MiB, stores nothing`, 'read', 'Probe node: this.helpers.httpRequest, encoding stream, read to the end.'),
 			row('readStore', `The helper's stream straight into prepareBinaryData`, 'readStore', 'Probe node: the least a streaming node can write.', floor),
-			row('readGrouped', `The same, regrouped into 1 MiB chunks (what the node does)`, 'readGrouped', 'Probe node: the regrouping of nodes/shared/binary/largeChunks.ts, inline.', floor),
+			row('readGrouped', `The same, regrouped into 1 MiB chunks (what the node does on n8n 1.x only)`, 'readGrouped', 'Probe node: the regrouping of nodes/shared/binary/largeChunks.ts, inline.', floor),
 			row('readBuffer', `The helper reads into one Buffer, then one store`, 'readBuffer', 'Probe node: encoding arraybuffer, then prepareBinaryData of the Buffer.', floor),
 			row('node', `Gen Gateway Video delivers ${size} MiB (submit, status, list, download, store)`, 'video', 'Generate of an instant task; node run time.', floor),
 			row('http', `n8n's HTTP Request node (File), same endpoint; curl ${round(medianOf(r, (x) => x.curlMs), 0)} ms`, 'http', 'Node run time; curl time_total just before and after each round.', floor),
