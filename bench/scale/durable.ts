@@ -5,7 +5,7 @@ import { randomUUID } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { readExecution, waitForWebhook } from '../../test/e2e/lib/executions';
+import { readExecution, waitForWebhook } from '../../test/e2e/workflows/executions';
 import { nodeType, randomId, type N8nServer } from '../../test/e2e/n8n';
 import type { MockClient } from '../../test/mock/process';
 import { binaryFile } from '../n8nRun';

@@ -119,7 +119,7 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log):
 		let nodeMs = 0;
 		for (const entry of list) {
 			const response = await main.rest('GET', `/rest/executions/${entry.id}`, { cookie });
-			const { unflatten } = await import('../../test/e2e/lib/executions');
+			const { unflatten } = await import('../../test/e2e/workflows/executions');
 			const data = unflatten(response.body.data.data);
 			for (const runs of Object.values(data.resultData.runData ?? {}) as Array<Array<{ executionTime: number }>>) {
 				for (const run of runs) nodeMs += run.executionTime ?? 0;

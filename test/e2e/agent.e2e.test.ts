@@ -23,10 +23,10 @@ import { launchChromium } from './browser/chromium';
 import { openWorkflow, signIn, UI_TIMEOUT } from './browser/editor';
 import { searchNodes } from './browser/nodeCreator';
 import { FAILURE_DIR, step } from './browser/screenshots';
-import { exampleCredential, loadExample, type ExampleWorkflow } from './lib/examples';
-import { unflatten } from './lib/executions';
-import { importWorkflows } from './lib/imports';
-import { logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './lib/runs';
+import { exampleCredential, loadExample, type ExampleWorkflow } from './workflows/examples';
+import { unflatten } from './workflows/executions';
+import { importWorkflows } from './workflows/imports';
+import { logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
 import { createN8nHome, DEFAULT_OWNER, e2eMajor, nodeType, PACKAGE_NAME, randomId, type N8nHome, type N8nServer } from './n8n';
 
 const FILE = 'ai-agent-video-tool.json';

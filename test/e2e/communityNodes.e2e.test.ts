@@ -46,11 +46,11 @@ import {
 import { openWorkflow, signIn, UI_TIMEOUT } from './browser/editor';
 import { nodeCreator, openNodeCreator, searchNodes } from './browser/nodeCreator';
 import { FAILURE_DIR, step } from './browser/screenshots';
-import { durableWebhookWorkflow } from './lib/durableWorkflow';
-import { EXAMPLE_CREDENTIAL, exampleCredential, loadExample, type ExampleWorkflow } from './lib/examples';
-import { listExecutions, readExecution, waitForExecutions, waitForWebhook } from './lib/executions';
-import { importWorkflows } from './lib/imports';
-import { SETUP_TIMEOUT, sha256, submissionsIn } from './lib/runs';
+import { durableWebhookWorkflow } from './workflows/durableWorkflow';
+import { EXAMPLE_CREDENTIAL, exampleCredential, loadExample, type ExampleWorkflow } from './workflows/examples';
+import { listExecutions, readExecution, waitForExecutions, waitForWebhook } from './workflows/executions';
+import { importWorkflows } from './workflows/imports';
+import { SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
 import {
 	cleanNpmEnv,
 	createN8nHome,

@@ -3,7 +3,7 @@
 // names its id) and merges the form's data over the stored data: a secret left untouched comes back redacted and n8n
 // puts the stored one in its place.
 import { spawnMockProcess, type MockClient } from '../mock/process';
-import { logCursor, RUN_TIMEOUT, SETUP_TIMEOUT } from './lib/runs';
+import { logCursor, RUN_TIMEOUT, SETUP_TIMEOUT } from './workflows/runs';
 import { createN8nHome, e2eMajor, freePort, randomId, type CredentialImport, type N8nHome, type N8nServer } from './n8n';
 import { GenGatewayApi } from '../../credentials/GenGatewayApi.credentials';
 

@@ -13,11 +13,11 @@
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { timed } from '../timing/phases';
 import type { LogEntry } from '../mock/types';
-import { durableWebhookWorkflow } from './lib/durableWorkflow';
-import { exampleCredential, type ExampleWorkflow } from './lib/examples';
-import { readExecution, waitForExecutions, waitForWebhook, type ExecutionSummary } from './lib/executions';
-import { importWorkflows } from './lib/imports';
-import { SETUP_TIMEOUT, sha256, submissionsIn } from './lib/runs';
+import { durableWebhookWorkflow } from './workflows/durableWorkflow';
+import { exampleCredential, type ExampleWorkflow } from './workflows/examples';
+import { readExecution, waitForExecutions, waitForWebhook, type ExecutionSummary } from './workflows/executions';
+import { importWorkflows } from './workflows/imports';
+import { SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
 import { createN8nHome, randomId, type N8nHome, type N8nServer } from './n8n';
 import { killGroup } from './support/process';
 

@@ -4,9 +4,9 @@
 // the test's own rides along in the same import (no extra n8n start): Image → Chat asking about the picture, in both
 // chat operations (issue 23).
 import { spawnMockProcess, type MockClient } from '../mock/process';
-import { EXAMPLE_CREDENTIAL, exampleCredential, exampleFiles, loadExample, type ExampleWorkflow } from './lib/examples';
-import { importWorkflows } from './lib/imports';
-import { expectSucceeded, logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './lib/runs';
+import { EXAMPLE_CREDENTIAL, exampleCredential, exampleFiles, loadExample, type ExampleWorkflow } from './workflows/examples';
+import { importWorkflows } from './workflows/imports';
+import { expectSucceeded, logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
 import { createN8nHome, linearWorkflow, nodeItems, nodeJson, nodeType, randomId, type N8nHome } from './n8n';
 
 const MP4_FTYP = Buffer.from('ftyp');

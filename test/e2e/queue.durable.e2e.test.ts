@@ -7,9 +7,9 @@
 // idle: the 150 s task behind a durable wait and the wait tracker's once-a-minute resume; the set-up starts Redis,
 // PostgreSQL, a main and a worker. Started first, beside other files.
 import { spawnMockProcess, type MockClient } from '../mock/process';
-import { durableWebhookWorkflow } from './lib/durableWorkflow';
-import { listExecutions, readExecution, waitForExecutions, waitForWebhook } from './lib/executions';
-import { SETUP_TIMEOUT, sha256, submissionsIn } from './lib/runs';
+import { durableWebhookWorkflow } from './workflows/durableWorkflow';
+import { listExecutions, readExecution, waitForExecutions, waitForWebhook } from './workflows/executions';
+import { SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
 import { randomId } from './n8n';
 import { startQueueCluster, type QueueCluster } from './queue/cluster';
 

@@ -3,9 +3,9 @@
 // across the whole `n8n execute` run) that cuts a submission or fails an artifact listing once.
 import { buildVideoRequest } from '../../nodes/GenGatewayVideo/model/requestBody';
 import { spawnMockProcess, type MockClient } from '../mock/process';
-import { importWorkflows } from './lib/imports';
-import { expectFailed, expectSucceeded, logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './lib/runs';
-import { linearWorkflow, rowsNodes, videoNode, type NodeSettings } from './lib/workflows';
+import { importWorkflows } from './workflows/imports';
+import { expectFailed, expectSucceeded, logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
+import { linearWorkflow, rowsNodes, videoNode, type NodeSettings } from './workflows/oneNode';
 import { createN8nHome, nodeItems, randomId, type CredentialImport, type N8nHome } from './n8n';
 
 /** n8n's settings under test: three tries, one second apart. */

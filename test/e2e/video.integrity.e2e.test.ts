@@ -3,9 +3,9 @@
 // answer to a submission and n8n's Retry On Fail; a loop's next batch is a new submission, not a replay), and only
 // what the user set is sent (the model from an expression).
 import { spawnMockProcess, type MockClient } from '../mock/process';
-import { importWorkflows } from './lib/imports';
-import { expectFailed, expectSucceeded, logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, submissionsIn } from './lib/runs';
-import { linearWorkflow, rowsNodes, videoNode, type NodeSettings } from './lib/workflows';
+import { importWorkflows } from './workflows/imports';
+import { expectFailed, expectSucceeded, logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, submissionsIn } from './workflows/runs';
+import { linearWorkflow, rowsNodes, videoNode, type NodeSettings } from './workflows/oneNode';
 import { createN8nHome, nodeItems, randomId, type CredentialImport, type N8nHome } from './n8n';
 
 const RETRY: NodeSettings = { retryOnFail: true, maxTries: 3, waitBetweenTries: 1000 };

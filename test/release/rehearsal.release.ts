@@ -37,7 +37,7 @@ import { createN8nHome, randomId, type N8nHome } from '../e2e/support/home';
 import { cleanNpmEnv, installedPackageDir, nodesFolder } from '../e2e/support/packageInstall';
 import { nodeType, PACKAGE_NAME, REPO_ROOT } from '../e2e/support/paths';
 import { runProcess, tail, type ProcessResult } from '../e2e/support/process';
-import { linearWorkflow, nodeItems, runError } from '../e2e/support/workflow';
+import { linearWorkflow, nodeItems, runError } from '../e2e/workflows/linear';
 import { startLocalRegistry, type LocalRegistry } from '../support/localRegistry';
 
 const JOB_TIMEOUT = 25 * 60_000;

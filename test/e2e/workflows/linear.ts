@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
-import { randomId } from './home';
+import { randomId } from '../support/home';
 
 export interface NodeSpec {
 	name: string;
