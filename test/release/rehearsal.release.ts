@@ -22,7 +22,7 @@
  * scripts/require-provenance.mjs) and --provenance=false, and publishes to the loopback registry.
  *
  * Then the README's npm route from that registry: `npm install --omit=peer n8n-nodes-gen-gateway` in a new n8n home's
- * ~/.n8n/nodes, n8n 2.41.1 starts and lists the four nodes, and the Video node generates a video against the mock
+ * ~/.n8n/nodes, n8n 2.41.1 starts and lists the five nodes, and the Video node generates a video against the mock
  * service. On a shared machine run the whole file under the e2e lock (`flock /tmp/gg-e2e.lock npm run test:release`):
  * it starts a real n8n, and its three jobs keep both cores busy.
  */
@@ -293,7 +293,10 @@ it(
 		const manifest = packument.versions[version];
 		expect(manifest.dist.integrity).toMatch(/^sha512-/);
 		expect(manifest.dependencies ?? {}).toEqual({});
-		expect(manifest.peerDependencies).toEqual({ 'n8n-workflow': '*' });
+		// n8n-workflow, and n8n's AI SDK for the Chat Model: optional, as n8n 1.x has none.
+		expect(manifest.peerDependencies).toEqual({ 'n8n-workflow': '*', '@n8n/ai-node-sdk': '*' });
+		expect(manifest.peerDependenciesMeta).toEqual({ '@n8n/ai-node-sdk': { optional: true } });
+		expect(manifest.n8n.aiNodeSdkVersion).toBe(1);
 		expect(manifest.n8n.strict).toBe(true);
 	},
 	STEP_TIMEOUT,
@@ -315,7 +318,7 @@ describe("the README's npm route from that registry, in n8n 2.41.1", () => {
 	});
 
 	it(
-		'npm install --omit=peer n8n-nodes-gen-gateway, n8n starts with the four nodes, the Video node makes a video',
+		'npm install --omit=peer n8n-nodes-gen-gateway, n8n starts with the five nodes, the Video node makes a video',
 		async () => {
 			expect(await registry.versions(PACKAGE_NAME)).toEqual([version]);
 			const nodes = nodesFolder(home.dir);
@@ -330,16 +333,18 @@ describe("the README's npm route from that registry, in n8n 2.41.1", () => {
 			const installed = JSON.parse(fs.readFileSync(path.join(installedPackageDir(home.dir), 'package.json'), 'utf8'));
 			expect(installed.version).toBe(version);
 			expect(fs.existsSync(path.join(nodes, 'node_modules', 'n8n-workflow'))).toBe(false);
+			expect(fs.existsSync(path.join(nodes, 'node_modules', '@n8n', 'ai-node-sdk'))).toBe(false);
 			const lock = JSON.parse(fs.readFileSync(path.join(nodes, 'package-lock.json'), 'utf8'));
 			expect(lock.packages[`node_modules/${PACKAGE_NAME}`].resolved).toMatch(new RegExp(`^${registry.url.replace(/[.]/g, '\\.')}`));
 
-			// n8n 2.41.1 starts with it and lists our four nodes.
+			// n8n 2.41.1 starts with it and lists our five nodes.
 			const server = await home.startServer();
 			try {
 				const cookie = await server.ownerSession();
 				const types = await server.rest('GET', '/types/nodes.json', { cookie });
 				const names = (types.body as Array<{ name: string }>).map((type) => type.name);
-				for (const name of ['genGatewayModels', 'genGatewayVideo', 'genGatewayChat', 'genGatewayImage']) {
+				const ours = ['genGatewayModels', 'genGatewayVideo', 'genGatewayChat', 'genGatewayImage', 'genGatewayChatModel'];
+				for (const name of ours) {
 					expect(names).toContain(nodeType(name));
 				}
 			} finally {
