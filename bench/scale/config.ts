@@ -50,8 +50,13 @@ export const QUICK: ScaleConfig = {
 	queue: { executions: 6, itemsPerExecution: 5, taskSeconds: 20, rateLimit: 10, workers: 2, concurrency: 5 },
 };
 
+/** SCALE_QUEUE_EXECUTIONS=N: case 2 with N executions instead of 50 (its rows' labels say how many). */
 export function scaleConfig(env: NodeJS.ProcessEnv = process.env): ScaleConfig {
-	return env.SCALE_QUICK === '1' ? QUICK : FULL;
+	const base = env.SCALE_QUICK === '1' ? QUICK : FULL;
+	const executions = Number(env.SCALE_QUEUE_EXECUTIONS);
+	if (env.SCALE_QUEUE_EXECUTIONS === undefined) return base;
+	if (!Number.isInteger(executions) || executions < 1) throw new Error(`SCALE_QUEUE_EXECUTIONS: a whole number ≥ 1, not ${env.SCALE_QUEUE_EXECUTIONS}`);
+	return { ...base, queue: { ...base.queue, executions } };
 }
 
 /** Floor = max(4N/R, T + 3N/R, N/R + T): each task needs a submit, a status, the artifact list and the content. */

@@ -28,6 +28,8 @@ export interface QueueRun {
 	killedWorkerAtSeconds: number;
 	restartedMainAtSeconds: number;
 	n8nVersion: string;
+	/** The environment added to the main and both workers (n8n 1.x: QUEUE_WORKER_MAX_STALLED_COUNT=0). */
+	env: Record<string, string>;
 }
 
 function queueWorkflow(credential: { id: string; name: string }, waitSeconds: number): Record<string, unknown> {
@@ -47,13 +49,19 @@ async function executionsOf(server: N8nServer, cookie: string, workflowId: strin
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log): Promise<QueueRun> {
+/**
+ * `env` goes to the main and both workers. On n8n 1.x the bench passes QUEUE_WORKER_MAX_STALLED_COUNT=0: 1.x's
+ * default (1) re-runs a killed worker's job from its last saved state, a paid submission included; 2.x has no such
+ * setting and never re-runs a stalled job.
+ */
+export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, env: Record<string, string> = {}): Promise<QueueRun> {
 	const { executions, itemsPerExecution, taskSeconds, rateLimit, concurrency } = config.queue;
 	let workflowId = '';
 	const cluster = await startQueueCluster({
 		baseUrl: mock.url,
 		apiKey: mock.apiKey,
 		workerConcurrency: concurrency,
+		env,
 		extraWorkflows: (credential) => {
 			const workflow = queueWorkflow(credential, 70);
 			workflowId = String(workflow.id);
@@ -65,19 +73,19 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log):
 	let restarted: N8nServer | undefined;
 	try {
 		const home = cluster.workerHome;
-		const env = home.env({
+		const secondEnv = home.env({
 			QUEUE_HEALTH_CHECK_ACTIVE: 'true',
 			QUEUE_HEALTH_CHECK_PORT: String(await freePort()),
 			N8N_WORKER_SERVER_ADDRESS: '127.0.0.1',
 			N8N_RUNNERS_BROKER_PORT: String(await freePort()),
 		});
-		second = startService(home.install.n8nBin, ['worker', `--concurrency=${concurrency}`], { cwd: home.dir, env });
+		second = startService(home.install.n8nBin, ['worker', `--concurrency=${concurrency}`], { cwd: home.dir, env: secondEnv });
 		await second.waitForOutput(/n8n worker is now ready|Worker ready|ready to process/i, 180_000).catch(() => sleep(15_000));
 		await mock.reset();
 		await setRateLimit(mock, rateLimit);
 		let cookie = await main.ownerSession();
 		const started = Date.now();
-		log(`  queue: ${executions} executions × ${itemsPerExecution} prompts × ${taskSeconds} s at ${rateLimit} req/s, 2 workers × ${concurrency} …`);
+		log(`  queue (n8n ${cluster.mainHome.install.version}${Object.keys(env).length ? `, ${JSON.stringify(env)}` : ''}): ${executions} executions × ${itemsPerExecution} prompts × ${taskSeconds} s at ${rateLimit} req/s, 2 workers × ${concurrency} …`);
 		for (let e = 0; e < executions; e++) {
 			const prompts = Array.from({ length: itemsPerExecution }, (_, i) => `Queue ${e + 1}.${i + 1} [[queuedMs=0]] [[runMs=${taskSeconds * 1000}]] [[ttlMs=3600000]]`);
 			const answer = await fetch(`${main.url}/webhook/${WEBHOOK_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompts }) });
@@ -142,6 +150,7 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log):
 			killedWorkerAtSeconds: killedAt,
 			restartedMainAtSeconds: restartedAt,
 			n8nVersion: cluster.mainHome.install.version,
+			env,
 		};
 		log(
 			`  queue: ${JSON.stringify(statuses)} in ${wallSeconds.toFixed(0)} s; ${run.exact}/${run.prompts} exact; ${run.counts.submissions} tasks created, ` +

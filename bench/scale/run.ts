@@ -3,12 +3,14 @@
 // cases hardly use the CPU), the one-download case runs alone at the end. Writes bench/scale/results.json (quick:
 // bench/.work/scale.quick.json; a subset: bench/.work/scale.partial.json) and, after a full run, the table in
 // docs/performance.md. SCALE_QUICK=1: small sizes. SCALE_ONLY=large,memory,durable,tight,http,download: a subset.
+// GEN_GATEWAY_E2E_N8N=1 SCALE_ONLY=queue: case 2 on n8n 1.123.81 with QUEUE_WORKER_MAX_STALLED_COUNT=0, as rows of
+// its own (`queue1.*`) beside 2.41.1's.
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-import { REPO_ROOT, type N8nHome } from '../../test/e2e/n8n';
+import { e2eMajor, REPO_ROOT, type N8nHome } from '../../test/e2e/n8n';
 import type { MockClient } from '../../test/mock/process';
 import { benchHome, WORK_DIR, type BenchHome } from '../setup';
 import { figure, limitedMock, round, type Log, type ScaleFigure } from './common';
@@ -51,6 +53,8 @@ interface Outcomes {
 	http?: HttpLoopRun;
 	download?: DownloadRound[];
 	queue?: QueueRun;
+	/** Case 2 on n8n 1.x (GEN_GATEWAY_E2E_N8N=1). */
+	queue1?: QueueRun;
 }
 
 const share = (part: number, whole: number) => (whole > 0 ? (100 * part) / whole : 0);
@@ -256,16 +260,17 @@ function figuresOf(config: ScaleConfig, o: Outcomes): ScaleFigure[] {
 			}),
 		);
 	}
-	if (o.queue) {
-		const q = o.queue;
-		const Q = config.queue;
-		const label = `Queue mode, ${Q.executions} executions × ${Q.itemsPerExecution} prompts, worker killed at ${round(q.killedWorkerAtSeconds, 0)} s, main restarted at ${round(q.restartedMainAtSeconds, 0)} s`;
+	for (const [prefix, q] of [['queue', o.queue], ['queue1', o.queue1]] as const) {
+		if (!q) continue;
+		const settings = Object.entries(q.env).map(([key, value]) => `${key}=${value}`).join(', ');
+		const on = prefix === 'queue1' ? ` on n8n ${q.n8nVersion}${settings ? ` (${settings})` : ''}` : '';
+		const label = `Queue mode${on}, ${q.executions} executions × ${q.prompts / q.executions} prompts, worker killed at ${round(q.killedWorkerAtSeconds, 0)} s, main restarted at ${round(q.restartedMainAtSeconds, 0)} s`;
 		out.push(
-			figure({ id: 'queue.duplicates', case: 2, label: `${label}: prompts submitted twice`, value: q.counts.duplicatePrompts, unit: '', ideal: 0, target: { op: '<=', value: 0 }, how: 'Prompts with more than one task created at the mock.' }),
-			figure({ id: 'queue.lost', case: 2, label: `${label}: task_ids created but never delivered (executions ${JSON.stringify(q.statuses)})`, value: q.lostTaskIds, unit: '', ideal: 0, target: { op: '<=', value: 0 }, how: 'Tasks created at the mock whose content was never served whole with its bytes.' }),
-			figure({ id: 'queue.exact', case: 2, label: `${label}: tasks delivered with exact bytes`, value: q.exact, unit: '', ideal: q.prompts, how: 'Content answers whose sha256 is the task artifact\'s, distinct tasks.' }),
-			figure({ id: 'queue.workerSeconds', case: 2, label: `${label}: worker busy time per task`, value: round(q.workerSecondsPerTask * 1000, 0), unit: 'ms', how: 'Sum of node run times of all executions over the prompts.' }),
-			figure({ id: 'queue.share429', case: 2, label: `${label}: share answered 429`, value: round(share(q.counts.limited, q.counts.requests), 1), unit: '%', ideal: 0, target: { op: '<=', value: 5 }, how: "429 answers over all /v1 requests in the mock's log." }),
+			figure({ id: `${prefix}.duplicates`, case: 2, label: `${label}: prompts submitted twice`, value: q.counts.duplicatePrompts, unit: '', ideal: 0, target: { op: '<=', value: 0 }, how: 'Prompts with more than one task created at the mock.' }),
+			figure({ id: `${prefix}.lost`, case: 2, label: `${label}: task_ids created but never delivered (executions ${JSON.stringify(q.statuses)})`, value: q.lostTaskIds, unit: '', ideal: 0, target: { op: '<=', value: 0 }, how: 'Tasks created at the mock whose content was never served whole with its bytes.' }),
+			figure({ id: `${prefix}.exact`, case: 2, label: `${label}: tasks delivered with exact bytes`, value: q.exact, unit: '', ideal: q.prompts, how: 'Content answers whose sha256 is the task artifact\'s, distinct tasks.' }),
+			figure({ id: `${prefix}.workerSeconds`, case: 2, label: `${label}: worker busy time per task`, value: round(q.workerSecondsPerTask * 1000, 0), unit: 'ms', how: 'Sum of node run times of all executions over the prompts.' }),
+			figure({ id: `${prefix}.share429`, case: 2, label: `${label}: share answered 429`, value: round(share(q.counts.limited, q.counts.requests), 1), unit: '%', ideal: 0, target: { op: '<=', value: 5 }, how: "429 answers over all /v1 requests in the mock's log." }),
 		);
 	}
 	return out;
@@ -276,6 +281,10 @@ async function main(): Promise<void> {
 	const config = scaleConfig();
 	const cases = selected();
 	const has = (name: CaseName) => cases.includes(name);
+	// The committed results are 2.41.1's: on n8n 1.x only case 2 has rows of its own (queue1.*).
+	if (e2eMajor() === 1 && cases.some((name) => name !== 'queue')) {
+		throw new Error('bench:scale on n8n 1.x (GEN_GATEWAY_E2E_N8N=1): only SCALE_ONLY=queue (its rows are queue1.*, beside 2.41.1\'s)');
+	}
 	fs.mkdirSync(WORK_DIR, { recursive: true });
 	const loads = [os.loadavg()[0]];
 	const loadTimer = setInterval(() => loads.push(os.loadavg()[0]), 5000);
@@ -330,7 +339,12 @@ async function main(): Promise<void> {
 			const mock = await newMock(0, 'download');
 			outcomes.download = await runDownload(config, mock, await newHome(mock), log);
 		}
-		if (has('queue')) {
+		if (has('queue') && e2eMajor() === 1) {
+			// n8n 1.x re-runs a killed worker's job (a paid submission again) unless told not to (N8N-REAL.md).
+			const mock = await newMock(config.queue.rateLimit, 'queue1');
+			outcomes.queue1 = await runQueue(config, mock, log, { QUEUE_WORKER_MAX_STALLED_COUNT: '0' });
+			stats.queue1 = await statsOf(mock);
+		} else if (has('queue')) {
 			const mock = await newMock(config.queue.rateLimit, 'queue');
 			outcomes.queue = await runQueue(config, mock, log);
 			n8nVersion ||= outcomes.queue.n8nVersion;
@@ -377,6 +391,8 @@ async function main(): Promise<void> {
 		results.figures = figures;
 		results.details = { ...previous.details, ...results.details, mockStats: { ...(previous.details.mockStats as object), ...stats } };
 		results.durationSeconds += previous.durationSeconds;
+		// The sizes the kept rows ran at; the merged case's own sizes are in its details (e.g. details.queue1.executions).
+		results.config = previous.config;
 		results.machine.n8n ||= previous.machine.n8n;
 		n8nVersion ||= previous.machine.n8n;
 	}

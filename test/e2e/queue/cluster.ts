@@ -28,6 +28,11 @@ export interface QueueClusterOptions {
 	workerConcurrency?: number;
 	/** More workflows to import and activate (they name the cluster's credential given here). */
 	extraWorkflows?: (credential: { id: string; name: string }) => Array<Record<string, unknown>>;
+	/**
+	 * More environment for the main and every worker, over the queue's (e.g. `QUEUE_WORKER_MAX_STALLED_COUNT: '0'` on
+	 * n8n 1.x; the homes drop every inherited N8N_, QUEUE_, DB_ variable, so this is the only way in). None by default.
+	 */
+	env?: Record<string, string>;
 }
 
 export interface WebhookAnswer {
@@ -175,7 +180,7 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 			startRedis(redisServer, path.join(root, 'redis')),
 			startPostgres(postgresBin, path.join(root, 'postgres')),
 		]);
-		const env = queueEnv(redis, postgres, randomBytes(24).toString('hex'), options.binaryDataMode ?? 'database');
+		const env = { ...queueEnv(redis, postgres, randomBytes(24).toString('hex'), options.binaryDataMode ?? 'database'), ...options.env };
 		const mainHome = await createN8nHome({ build: true, env });
 		homes.push(mainHome);
 		const workerHome = await createN8nHome({ env });
