@@ -10,6 +10,7 @@ import * as path from 'path';
 import { REPO_ROOT, type N8nHome } from '../test/e2e/n8n';
 import type { MockClient } from '../test/mock/process';
 import { benchBatch } from './batch';
+import { machineOf, sourceOf } from './provenance';
 import { KNOWN_CAUSES, UNEXPLAINED } from './causes';
 import { benchConfig } from './config';
 import { benchMemory } from './memory';
@@ -23,14 +24,6 @@ type BenchName = (typeof BENCHES)[number];
 
 function log(line: string): void {
 	process.stderr.write(`${line}\n`);
-}
-
-function git(args: string[]): string {
-	try {
-		return execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-	} catch {
-		return '';
-	}
 }
 
 function selected(): BenchName[] {
@@ -105,23 +98,12 @@ async function main(): Promise<void> {
 	for (const figure of figures) {
 		if (figure.target && !figure.met) figure.cause = KNOWN_CAUSES[figure.id] ?? UNEXPLAINED;
 	}
-	const cpus = os.cpus();
 	const results: BenchResults = {
 		schema: 1,
 		date: new Date().toISOString(),
 		quick: config.quick,
-		machine: {
-			cpus: cpus.length,
-			cpuModel: cpus[0]?.model.trim() ?? 'unknown',
-			memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-			node: process.version,
-			n8n: n8nVersion,
-			loadAverage: { start: loads[0], end: loads[loads.length - 1], max: Math.max(...loads) },
-		},
-		source: {
-			commit: git(['rev-parse', 'HEAD']),
-			dirty: git(['status', '--porcelain', '--', 'nodes', 'credentials']) !== '',
-		},
+		machine: machineOf(n8nVersion, loads),
+		source: sourceOf(),
 		config,
 		durationSeconds: Math.round((Date.now() - started) / 1000),
 		figures,

@@ -5,13 +5,13 @@
 // docs/performance.md. SCALE_QUICK=1: small sizes. SCALE_ONLY=large,memory,durable,tight,http,download: a subset.
 // GEN_GATEWAY_E2E_N8N=1 SCALE_ONLY=queue: case 2 on n8n 1.123.81 with QUEUE_WORKER_MAX_STALLED_COUNT=0, as rows of
 // its own (`queue1.*`) beside 2.41.1's.
-import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
 import { e2eMajor, REPO_ROOT, type N8nHome } from '../../test/e2e/n8n';
 import type { MockClient } from '../../test/mock/process';
+import { machineOf, sourceOf } from '../provenance';
 import { benchHome, WORK_DIR, type BenchHome } from '../setup';
 import { figure, limitedMock, round, type Log, type ScaleFigure } from './common';
 import { scaleConfig, type ScaleConfig } from './config';
@@ -35,14 +35,6 @@ function selected(): CaseName[] {
 	const unknown = only.filter((name) => !(CASES as readonly string[]).includes(name));
 	if (unknown.length > 0) throw new Error(`SCALE_ONLY: unknown ${unknown.join(', ')}; known: ${CASES.join(', ')}`);
 	return CASES.filter((name) => only.includes(name));
-}
-
-function git(args: string[]): string {
-	try {
-		return execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-	} catch {
-		return '';
-	}
 }
 
 interface Outcomes {
@@ -360,20 +352,12 @@ async function main(): Promise<void> {
 
 	const figures = figuresOf(config, outcomes).sort((a, b) => a.case - b.case);
 	const complete = DEFAULT_CASES.every((name) => cases.includes(name)) && cases.includes('download');
-	const cpus = os.cpus();
 	const results = {
 		schema: 1,
 		date: new Date().toISOString(),
 		quick: config.quick,
-		machine: {
-			cpus: cpus.length,
-			cpuModel: cpus[0]?.model.trim() ?? 'unknown',
-			memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-			node: process.version,
-			n8n: n8nVersion,
-			loadAverage: { start: loads[0], end: loads[loads.length - 1], max: Math.max(...loads) },
-		},
-		source: { commit: git(['rev-parse', 'HEAD']), dirty: git(['status', '--porcelain', '--', 'nodes', 'credentials']) !== '' },
+		machine: machineOf(n8nVersion, loads),
+		source: sourceOf(),
 		config,
 		durationSeconds: Math.round((Date.now() - started) / 1000),
 		figures,
