@@ -102,20 +102,35 @@ export function loopWorkflow(name: string, before: NodeSpec[], body: NodeSpec): 
 		parameters: { batchSize: 1, options: {} },
 	};
 	const chain = [{ name: TRIGGER_NAME, type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} }, ...before, loop];
-	const connections: Record<string, unknown> = {};
-	for (let i = 0; i + 1 < chain.length; i++) {
-		connections[chain[i].name] = { main: [[{ node: chain[i + 1].name, type: 'main', index: 0 }]] };
-	}
+	const connections = chainConnections(chain);
 	// Output 0 of the loop is "done" (nothing follows), output 1 the next batch.
 	connections[LOOP_NAME] = { main: [[], [{ node: body.name, type: 'main', index: 0 }]] };
 	connections[body.name] = { main: [[{ node: LOOP_NAME, type: 'main', index: 0 }]] };
+	return workflowOf(name, [...chain, body], connections);
+}
+
+/** Connections that run `nodes` one after the other (output 0 of each into the next). */
+export function chainConnections(nodes: Array<{ name: string }>): Record<string, unknown> {
+	const connections: Record<string, unknown> = {};
+	for (let i = 0; i + 1 < nodes.length; i++) {
+		connections[nodes[i].name] = { main: [[{ node: nodes[i + 1].name, type: 'main', index: 0 }]] };
+	}
+	return connections;
+}
+
+/** A workflow as `n8n import:workflow` takes it: ids, nodes in a row, version 1 and no parameters where a node says none. */
+export function workflowOf(
+	name: string,
+	nodes: ReadonlyArray<{ name: string }>,
+	connections: Record<string, unknown>,
+): Record<string, unknown> {
 	return {
 		id: randomId(),
 		name,
 		active: false,
 		settings: { executionOrder: 'v1' },
 		connections,
-		nodes: [...chain, body].map((node, index) => ({
+		nodes: nodes.map((node, index) => ({
 			id: `${randomId(8)}-${index}`,
 			typeVersion: 1,
 			parameters: {},

@@ -6,12 +6,12 @@ import * as fs from 'fs';
 import * as path from 'path';
 
 import { readExecution, waitForWebhook } from '../../test/e2e/workflows/executions';
-import { nodeType, randomId, type N8nServer } from '../../test/e2e/n8n';
+import { nodeType, type N8nServer } from '../../test/e2e/n8n';
 import type { MockClient } from '../../test/mock/process';
 import { binaryFile } from '../n8nRun';
 import { sampleTree } from '../procTree';
 import type { BenchHome } from '../setup';
-import { rowsNodes } from '../workflows';
+import { chainConnections, rowsNodes, workflowOf } from '../workflows';
 import { floorSeconds, MiB, type ScaleConfig } from './config';
 import { batchPrompts, checkDeliveries, countRequests, median, setRateLimit, type Delivery, type Log, type RequestCounts } from './common';
 
@@ -71,17 +71,9 @@ export function checkLoopWorkflow(
 			credentials,
 		},
 	];
-	const connections: Record<string, unknown> = {};
-	for (let i = 0; i + 1 < nodes.length; i++) connections[nodes[i].name] = { main: [[{ node: nodes[i + 1].name, type: 'main', index: 0 }]] };
+	const connections = chainConnections(nodes);
 	connections['Check Video'] = { main: [[], [{ node: 'Wait', type: 'main', index: 0 }]] };
-	return {
-		id: randomId(),
-		name,
-		active: false,
-		settings: { executionOrder: 'v1' },
-		connections,
-		nodes: nodes.map((node, index) => ({ id: `${randomId(8)}-${index}`, position: [index * 220, 0], ...node })),
-	};
+	return workflowOf(name, nodes, connections);
 }
 
 /** A production webhook that answers at once (`path`). */

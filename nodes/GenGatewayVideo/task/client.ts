@@ -10,7 +10,10 @@ import { CREDENTIAL_TYPE, downloadUrl, gatewayJson, gatewayStream, paceTurn } fr
 import type { StreamResponse } from '../../shared/transport/transport';
 import type { VideoRequestBody } from '../model/requestBody';
 
-/** The one client of the video task endpoints (docs/service-interface.md §4.2): submit, status, artifacts, content. */
+/**
+ * The one client of the video task endpoints (docs/service-interface.md §4.2): submit, status, artifacts, content.
+ * Each request takes its turn in the execution's pace (transport.ts `paceTurn`) before the concurrency gate.
+ */
 
 export interface TaskStatus {
 	task_id: string;
@@ -27,12 +30,6 @@ export interface Artifact extends IDataObject {
 }
 
 const taskPath = (taskId: string) => `/v1/tasks/${encodeURIComponent(taskId)}`;
-
-/**
- * Every request takes its turn in the execution's pace (transport/pacer.ts) before it queues at the concurrency gate:
- * so the pace decides which request goes next (a finished task's download before a submission before a poll), not the
- * order in which they reached the gate.
- */
 
 /** The paid call: sent once; only an explicit 429/502/503 answer is retried (the transport's rules). */
 export async function submitTask(
