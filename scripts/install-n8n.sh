@@ -20,6 +20,12 @@ while IFS= read -r name; do unset "$name"; done < <(env | sed -n 's/^\([Nn][Pp][
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 major="${N8N_MAJOR:-2}"
 cache="${GEN_GATEWAY_N8N_CACHE:-$HOME/.cache/gen-gateway-n8n}"
+# Outside the checkout, always: n8n puts every node_modules above its own on NODE_PATH, so an n8n installed inside the
+# checkout lets the package resolve the checkout's devDependencies (@n8n/ai-node-sdk on 1.x, say): no user has that.
+repo="$(cd "$here/.." && pwd -P)"
+case "$(realpath -m "$cache")/" in
+	"$repo"/*) echo "install-n8n: the n8n cache $cache is inside the checkout $repo; n8n's NODE_PATH would reach the checkout's node_modules. Point GEN_GATEWAY_N8N_CACHE outside it." >&2; exit 2 ;;
+esac
 case "$major" in
 	1) host="$here/n8n-host-1" ;;
 	2) host="$here/n8n-host-2" ;;

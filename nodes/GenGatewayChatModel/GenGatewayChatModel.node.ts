@@ -6,6 +6,7 @@ import { modelLocator } from '../shared/descriptions/requestFields';
 import { DEFAULT_TIMEOUT_SECONDS, timeoutMsOf } from '../shared/descriptions/timeoutOption';
 import { normaliseBaseUrl } from '../shared/transport/baseUrl';
 import { failedAttemptHandler } from './attempts';
+import { loadAiNodeSdk, supplyModelFailure } from './sdkHost';
 
 interface ModelOptions {
 	temperature?: number;
@@ -16,15 +17,10 @@ interface ModelOptions {
 	maxRetries?: number;
 }
 
-/** What a user of n8n 1.x reads when a workflow uses this node: the SDK it builds on ships with n8n 2.x only. */
-export const NEEDS_N8N_2 =
-	'Gen Gateway Chat Model needs n8n 2.x: it builds on n8n\'s AI node SDK (@n8n/ai-node-sdk), which n8n 1.x does not have';
-
 /**
  * The gateway as the model of n8n's AI Agent, Basic LLM Chain and every other root node that takes a chat model:
- * `supplyModel` of `@n8n/ai-node-sdk` (a peer, shipped by n8n 2.x) with this package's credential. The SDK is loaded
- * only here, when a workflow uses the node, so the package and its other nodes still load on n8n 1.x (whose node
- * loader stops at the first node file that fails to load).
+ * `supplyModel` of `@n8n/ai-node-sdk` (a peer, shipped by n8n 2.x) with this package's credential, loaded only when a
+ * workflow uses the node (sdkHost.ts: how n8n 1.x is told apart).
  */
 export class GenGatewayChatModel implements INodeType {
 	description: INodeTypeDescription = {
@@ -143,16 +139,7 @@ export class GenGatewayChatModel implements INodeType {
 	methods = { listSearch: { searchModels } };
 
 	async supplyData(this: ISupplyDataFunctions, itemIndex: number): Promise<SupplyData> {
-		let sdk: typeof import('@n8n/ai-node-sdk');
-		try {
-			sdk = await import('@n8n/ai-node-sdk');
-		} catch {
-			throw new NodeOperationError(this.getNode(), NEEDS_N8N_2, {
-				itemIndex,
-				description:
-					"Update n8n to 2.x, or use n8n's OpenAI Chat Model with an OpenAI credential whose Base URL is the gateway's /v1 (see docs/ai-agent.md).",
-			});
-		}
+		const sdk = await loadAiNodeSdk(this, itemIndex);
 		const credentials = await this.getCredentials<{ baseUrl: string; apiKey: string }>('genGatewayApi', itemIndex);
 		const model = this.getNodeParameter('model', itemIndex, '', { extractValue: true }) as string;
 		const options = this.getNodeParameter('options', itemIndex, {}) as ModelOptions;
@@ -162,8 +149,8 @@ export class GenGatewayChatModel implements INodeType {
 			});
 		}
 		const timeoutMs = timeoutMsOf(options.timeout);
-		return sdk.supplyModel(this, {
-			type: 'openai',
+		const config = {
+			type: 'openai' as const,
 			baseUrl: `${normaliseBaseUrl(credentials.baseUrl)}/v1`,
 			apiKey: credentials.apiKey,
 			model: model.trim(),
@@ -175,6 +162,11 @@ export class GenGatewayChatModel implements INodeType {
 			additionalParams:
 				options.responseFormat === 'json_object' ? { response_format: { type: 'json_object' } } : undefined,
 			onFailedAttempt: failedAttemptHandler(this.getNode(), credentials.apiKey, timeoutMs),
-		});
+		};
+		try {
+			return sdk.supplyModel(this, config);
+		} catch (error) {
+			throw supplyModelFailure(this, itemIndex, error);
+		}
 	}
 }

@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { passthroughEgressFilter } from '@n8n/backend-network/egress';
 import type { INode, ISupplyDataFunctions } from 'n8n-workflow';
 
-import { GenGatewayChatModel, NEEDS_N8N_2 } from '../../nodes/GenGatewayChatModel/GenGatewayChatModel.node';
+import { GenGatewayChatModel } from '../../nodes/GenGatewayChatModel/GenGatewayChatModel.node';
+import { NEEDS_N8N_2, supplyModelFailure } from '../../nodes/GenGatewayChatModel/sdkHost';
 import { resetConnection, sendJson, startScriptedServer, type Answer, type ScriptedServer } from '../support/scriptedServer';
 
 const API_KEY = 'sk-wire-chat-model-7d1c9e';
@@ -254,6 +255,20 @@ describe('Gen Gateway Chat Model against an OpenAI-format wire', () => {
 		for (const { error } of [once, twice]) {
 			expect(error.message).toBe('POST /v1/chat/completions failed: could not reach the service (ECONNREFUSED).');
 		}
+	});
+
+	it('with the SDK found on n8n 1.x (a copy above n8n on NODE_PATH), the host lacks its half: needs n8n 2.x', async () => {
+		const context = supplyContext('http://127.0.0.1:9', {});
+		(context as unknown as { helpers: Record<string, unknown> }).helpers = {};
+		const error = await failure(new GenGatewayChatModel().supplyData.call(context, 0));
+		expect(error.message).toBe(NEEDS_N8N_2);
+		expect((error as { description?: string }).description).toMatch(/getSecureEgressFilter is not a function/);
+	});
+
+	it('on n8n 2.x any other failure of supplyModel keeps its own message', () => {
+		const wrapped = supplyModelFailure(supplyContext('http://127.0.0.1:9', {}), 0, new TypeError('bad model config'));
+		expect(wrapped.message).toBe('bad model config');
+		expect(wrapped.message).not.toMatch(NEEDS_N8N_2);
 	});
 
 	it('without the SDK (n8n 1.x) supplyData says the node needs n8n 2.x', async () => {
