@@ -5,6 +5,7 @@
  * Only what the n8n server adds around the engine (database, credentials store, config) is ours.
  */
 import { ExecutionLifecycleHooks, ExternalSecretsProxy, WorkflowExecute } from 'n8n-core';
+import type { BinaryDataService } from 'n8n-core';
 import type {
 	ICredentialType,
 	INodeType,
@@ -83,7 +84,16 @@ export function loadPackageNodeTypes(): INodeTypes {
 }
 
 export async function runWorkflow(opts: RunOptions): Promise<RunResult> {
-	return await exclusive(async () => await runNow(opts));
+	return await exclusive(async () => (await runNow([opts]))[0]);
+}
+
+/**
+ * Runs several workflows at once, as one n8n process runs several executions (give each its own `executionId`): one
+ * logger and one binary data service for all of them (the first run's binaryMode). Each result's cleanup removes
+ * the binary folder they share: clean up after reading them all.
+ */
+export async function runWorkflowsTogether(runs: RunOptions[]): Promise<RunResult[]> {
+	return await exclusive(async () => await runNow(runs));
 }
 
 function workflowBase(graph: Pick<IWorkflowBase, 'nodes' | 'connections' | 'settings'>): IWorkflowBase {
@@ -128,46 +138,60 @@ export function additionalDataFor(
 	};
 }
 
-async function runNow(opts: RunOptions): Promise<RunResult> {
+async function runNow(runs: RunOptions[]): Promise<RunResult[]> {
 	const logger = setupCoreServices();
 	const logs = logger.startRun();
-	const { service: binaryData, folder: binaryFolder } = await setupBinaryData(opts.binaryMode ?? 'default');
+	const { service: binaryData, folder: binaryFolder } = await setupBinaryData(runs[0]?.binaryMode ?? 'default');
 	try {
-		const mode = opts.mode ?? 'manual';
-		const nodeTypes = buildNodeTypes(opts.extraNodeTypes);
-		const tries = new Map<string, number>();
-		const credentialsHelper = new HarnessCredentialsHelper(
-			new HarnessCredentialTypes(opts.extraCredentialTypes),
-			nodeTypes,
-			opts.credentials ? { [CREDENTIAL_TYPE]: { ...opts.credentials } } : {},
-		);
-
-		const graph = { ...buildWorkflowGraph(opts.nodes, opts.input, nodeTypes), settings: { executionOrder: 'v1' as const } };
-		const workflow = new Workflow({ ...workflowBase(graph), nodeTypes: nodeTypes.withExecuteCounting(tries) });
-		const executionId = opts.executionId ?? `harness-${process.pid}-${++executionCounter}`;
-		const hooks = new ExecutionLifecycleHooks(mode, executionId, workflowBase(graph));
-		const additionalData = additionalDataFor(executionId, credentialsHelper, hooks, opts.timeoutMs);
-
-		// Like a manual trigger: the start node gets one empty item.
-		const runExecutionData = createRunExecutionData({
-			executionData: {
-				nodeExecutionStack: [{ node: workflow.getNode(START_NODE_NAME)!, data: { main: [[{ json: {} }]] }, source: null }],
-			},
-		});
-		const running = new WorkflowExecute(additionalData, mode, runExecutionData).processRunExecutionData(workflow);
-		engineSettled = running.catch(() => undefined);
-		const run: IRun = await cancelOnSignalOrTimeout(running, {
-			signal: opts.signal,
-			timeoutMs: opts.timeoutMs,
-			graceMs: opts.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
-		});
-
-		const lastNodeName = graph.nodes[graph.nodes.length - 1].name;
-		return buildResult({ run, lastNodeName, binaryData, binaryFolder, tries, logs });
+		const running = runs.map((opts) => startRun(opts, { logs, binaryData, binaryFolder }));
+		engineSettled = Promise.allSettled(running.map((run) => run.settled));
+		const ended = await Promise.allSettled(running.map(async (run) => await run.result));
+		const failed = ended.find((end) => end.status === 'rejected');
+		if (failed) throw failed.reason;
+		return ended.map((end) => (end as PromiseFulfilledResult<RunResult>).value);
 	} catch (error) {
 		if (binaryFolder) await rm(binaryFolder, { recursive: true, force: true });
 		throw error;
 	} finally {
 		shutDownRunServices();
 	}
+}
+
+/** Starts one execution on the services set up for it; `settled` ends when the engine does (even after a reject). */
+function startRun(
+	opts: RunOptions,
+	services: { logs: string[]; binaryData: BinaryDataService; binaryFolder?: string },
+): { result: Promise<RunResult>; settled: Promise<unknown> } {
+	const mode = opts.mode ?? 'manual';
+	const nodeTypes = buildNodeTypes(opts.extraNodeTypes);
+	const tries = new Map<string, number>();
+	const credentialsHelper = new HarnessCredentialsHelper(
+		new HarnessCredentialTypes(opts.extraCredentialTypes),
+		nodeTypes,
+		opts.credentials ? { [CREDENTIAL_TYPE]: { ...opts.credentials } } : {},
+	);
+
+	const graph = { ...buildWorkflowGraph(opts.nodes, opts.input, nodeTypes), settings: { executionOrder: 'v1' as const } };
+	const workflow = new Workflow({ ...workflowBase(graph), nodeTypes: nodeTypes.withExecuteCounting(tries) });
+	const executionId = opts.executionId ?? `harness-${process.pid}-${++executionCounter}`;
+	const hooks = new ExecutionLifecycleHooks(mode, executionId, workflowBase(graph));
+	const additionalData = additionalDataFor(executionId, credentialsHelper, hooks, opts.timeoutMs);
+
+	// Like a manual trigger: the start node gets one empty item.
+	const runExecutionData = createRunExecutionData({
+		executionData: {
+			nodeExecutionStack: [{ node: workflow.getNode(START_NODE_NAME)!, data: { main: [[{ json: {} }]] }, source: null }],
+		},
+	});
+	const running = new WorkflowExecute(additionalData, mode, runExecutionData).processRunExecutionData(workflow);
+	const result = (async () => {
+		const run: IRun = await cancelOnSignalOrTimeout(running, {
+			signal: opts.signal,
+			timeoutMs: opts.timeoutMs,
+			graceMs: opts.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
+		});
+		const lastNodeName = graph.nodes[graph.nodes.length - 1].name;
+		return buildResult({ run, lastNodeName, ...services, tries });
+	})();
+	return { result, settled: running.catch(() => undefined) };
 }

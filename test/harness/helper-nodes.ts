@@ -6,6 +6,7 @@ export const HARNESS_NODE_TYPES = {
 	start: 'harness.start',
 	items: 'harness.items',
 	noOp: 'harness.noOp',
+	pause: 'harness.pause',
 } as const;
 
 function helperDescription(name: string, displayName: string, extra: Partial<INodeTypeDescription> = {}) {
@@ -56,4 +57,16 @@ export class HarnessNoOp implements INodeType {
 	}
 }
 
-export const HELPER_NODE_CLASSES = [HarnessStart, HarnessItems, HarnessNoOp];
+/** Passes its input on after `ms` milliseconds (an execution that reaches the next node later). */
+export class HarnessPause implements INodeType {
+	description = helperDescription(HARNESS_NODE_TYPES.pause, 'Pause', {
+		properties: [{ displayName: 'Milliseconds', name: 'ms', type: 'number', default: 0 }],
+	});
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		await new Promise((resolve) => setTimeout(resolve, this.getNodeParameter('ms', 0) as number));
+		return [this.getInputData()];
+	}
+}
+
+export const HELPER_NODE_CLASSES = [HarnessStart, HarnessItems, HarnessNoOp, HarnessPause];

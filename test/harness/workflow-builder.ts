@@ -10,7 +10,8 @@ export interface HarnessNode {
 	type: string;
 	parameters: Record<string, unknown>;
 	typeVersion?: number;
-	credentials?: boolean;
+	/** true: the genGatewayApi credential (CREDENTIAL_REF); an id and name: the same data under another credential. */
+	credentials?: boolean | { id: string; name: string };
 	retryOnFail?: boolean;
 	maxTries?: number;
 	waitBetweenTries?: number;
@@ -59,7 +60,9 @@ export function buildWorkflowGraph(
 			typeVersion: node.typeVersion ?? latestVersion(nodeTypes.getByName(type)),
 			position: [400 + index * 200, 0],
 			parameters: node.parameters as INode['parameters'],
-			...(node.credentials ? { credentials: { [CREDENTIAL_TYPE]: { ...CREDENTIAL_REF } } } : {}),
+			...(node.credentials
+				? { credentials: { [CREDENTIAL_TYPE]: { ...(node.credentials === true ? CREDENTIAL_REF : node.credentials) } } }
+				: {}),
 			...(node.retryOnFail !== undefined ? { retryOnFail: node.retryOnFail } : {}),
 			...(node.maxTries !== undefined ? { maxTries: node.maxTries } : {}),
 			...(node.waitBetweenTries !== undefined ? { waitBetweenTries: node.waitBetweenTries } : {}),

@@ -47,8 +47,10 @@ describe('fault table', () => {
 		await mock.setFaults(
 			[...video, 'models' as const].map((endpoint) => rule(endpoint, { kind: 'status', status: 429, retryAfter: 1, times: 2 })),
 		);
-		const models = await runModels(mock);
-		const result = await runVideo(mock, generate('[[instant]] rate limited everywhere'));
+		// A credential of its own: the pace these 429s teach is the credential's, and would slow the next rows' runs.
+		const credentials = { id: 'rateLimitedCredential', name: 'Rate limited account' };
+		const models = await runModels(mock, {}, { credentials });
+		const result = await runVideo(mock, generate('[[instant]] rate limited everywhere'), { credentials });
 		try {
 			expect(models.error).toBeUndefined();
 			expect(models.output().length).toBeGreaterThan(11);

@@ -29,7 +29,9 @@ describe('Video: never pay twice, recover from transient faults', () => {
 
 	it('429 with Retry-After on the submission: waits as told, then exactly one task', async () => {
 		await mock.setFaults([{ method: 'POST', path: '^/v1/tasks/vendor$', kind: 'status', status: 429, retryAfter: 1, times: 1 }]);
-		const result = await runVideo(mock, generate('[[instant]] rate limited'));
+		// A credential of its own: the pace the 429 teaches is the credential's, and would slow the next tests' runs.
+		const credentials = { id: 'rateLimitedCredential', name: 'Rate limited account' };
+		const result = await runVideo(mock, generate('[[instant]] rate limited'), { credentials });
 		try {
 			expect(result.error).toBeUndefined();
 			const posts = (await mock.log()).filter((e) => e.method === 'POST');

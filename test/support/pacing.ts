@@ -48,3 +48,21 @@ export async function pacingStats(mock: MockClient, what: string, wallSeconds: n
 	);
 	return { ...stats, share429 };
 }
+
+/**
+ * The batch's stats line (pacingStats), then: once-only (the mock created exactly one task per item), at most
+ * `max429` of requests answered 429, and the wall time within 1.5× the floor.
+ */
+export async function expectOnceAndPaced(
+	mock: MockClient,
+	what: string,
+	wall: { seconds: number; floor: number },
+	max429: number,
+) {
+	const stats = await pacingStats(mock, what, wall.seconds, wall.floor);
+	expect(stats.submissions).toBe(TASKS);
+	expect(await mock.submissions()).toBe(TASKS);
+	expect(stats.share429).toBeLessThanOrEqual(max429);
+	expect(wall.seconds).toBeLessThanOrEqual(1.5 * wall.floor);
+	return stats;
+}

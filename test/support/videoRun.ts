@@ -1,24 +1,40 @@
 import { createHash } from 'crypto';
 
 import { runWorkflow } from '../harness/engine';
-import type { HarnessNode, RunResult } from '../harness/engine';
+import type { HarnessNode, RunOptions, RunResult } from '../harness/engine';
 import type { MockClient } from '../mock/process';
 
-/** Runs one Gen Gateway Video node against the mock through n8n's real engine. */
-export async function runVideo(
+type VideoRunExtra = Partial<HarnessNode> & {
+	input?: Array<Record<string, unknown>>;
+	signal?: AbortSignal;
+	executionId?: string;
+	binaryMode?: 'default' | 'filesystem';
+};
+
+/** The run of one Gen Gateway Video node against the mock (for runWorkflow, or several for runWorkflowsTogether). */
+export function videoRunOptions(
 	mock: MockClient,
 	parameters: Record<string, unknown>,
-	extra: Partial<HarnessNode> & { input?: Array<Record<string, unknown>>; signal?: AbortSignal; executionId?: string; binaryMode?: 'default' | 'filesystem' } = {},
-): Promise<RunResult> {
+	extra: VideoRunExtra = {},
+): RunOptions {
 	const { input, signal, executionId, binaryMode, ...node } = extra;
-	return await runWorkflow({
+	return {
 		nodes: [{ name: 'Video', type: 'genGatewayVideo', parameters, credentials: true, ...node }],
 		input,
 		signal,
 		executionId,
 		binaryMode: binaryMode ?? 'filesystem',
 		credentials: { baseUrl: mock.url, apiKey: mock.apiKey },
-	});
+	};
+}
+
+/** Runs one Gen Gateway Video node against the mock through n8n's real engine. */
+export async function runVideo(
+	mock: MockClient,
+	parameters: Record<string, unknown>,
+	extra: VideoRunExtra = {},
+): Promise<RunResult> {
+	return await runWorkflow(videoRunOptions(mock, parameters, extra));
 }
 
 export const FAST = { pollInterval: 1, maxWait: 1 };

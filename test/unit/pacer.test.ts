@@ -1,6 +1,9 @@
 // Time: < 1 s (pure arithmetic on a fake clock)
-/** The pacer's arithmetic (nodes/shared/transport/pacer.ts), on a fake clock and a fake sleep. */
-import { Pacer } from '../../nodes/shared/transport/pacer';
+/**
+ * The pacer's arithmetic (nodes/shared/transport/pacer.ts), on a fake clock and a fake sleep; then several executions'
+ * pacers on one credential's shared state, their pumps sleeping on fake timers.
+ */
+import { PaceState, Pacer, pacerOf } from '../../nodes/shared/transport/pacer';
 
 function fakeTime() {
 	let now = 1_000_000;
@@ -133,5 +136,185 @@ describe('pacer', () => {
 		const ten = phases.slice(0, 10).sort((a, b) => a - b);
 		const gaps = ten.slice(1).map((p, i) => p - ten[i]);
 		expect(Math.min(...gaps)).toBeGreaterThan(0.05);
+	});
+});
+
+/**
+ * Several executions on one fake clock: each sleep is a timer of its execution (cancellable by execution), and run()
+ * fires the timers in time order, letting every pump react after each, as the event loop would.
+ */
+function executionsOnOneClock() {
+	const time = fakeTime();
+	type Timer = { at: number; seq: number; owner: string; resolve: () => void; reject: (error: unknown) => void };
+	const timers: Timer[] = [];
+	const cancelled = new Map<string, Error>();
+	let seq = 0;
+	const settle = async () => await new Promise((resolve) => setImmediate(resolve));
+	/** The cancellable wait of one execution. */
+	const sleepOf = (owner: string) => async (ms: number) => {
+		const error = cancelled.get(owner);
+		if (error) throw error;
+		await new Promise<void>((resolve, reject) => timers.push({ at: time.now + ms, seq: seq++, owner, resolve, reject }));
+	};
+	/** Cancels an execution: its wait ends at once with `error`, now and later. */
+	const cancel = (owner: string, error: Error) => {
+		cancelled.set(owner, error);
+		for (const timer of timers.filter((t) => t.owner === owner)) {
+			timers.splice(timers.indexOf(timer), 1);
+			timer.reject(error);
+		}
+	};
+	/** Fires timers in time order (equal times: the one set first) until none is due by `until`. */
+	const run = async (until = Infinity) => {
+		for (;;) {
+			await settle();
+			timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+			if (timers.length === 0 || timers[0].at > until) break;
+			const next = timers.shift()!;
+			time.advance(Math.max(0, next.at - time.now));
+			next.resolve();
+		}
+		if (Number.isFinite(until) && until > time.now) time.advance(until - time.now);
+	};
+	/** Turns granted, in order: which execution and when. */
+	const turns: Array<{ who: string; at: number }> = [];
+	const take = (pacer: Pacer, who: string, cls: 'submit' | 'poll' = 'submit') =>
+		pacer.acquire(sleepOf(who), cls).then(() => {
+			turns.push({ who, at: time.now });
+		});
+	return { time, sleepOf, cancel, run, turns, take, settle };
+}
+
+/** Gaps between consecutive turns. */
+const gaps = (turns: Array<{ at: number }>) => turns.slice(1).map((turn, i) => turn.at - turns[i].at);
+
+describe('pacer shared by the executions on one credential', () => {
+	it("two executions' turns interleave at 1/rate after a 429 seen by one of them", async () => {
+		const { time, run, turns, take } = executionsOnOneClock();
+		const state = new PaceState();
+		const [a, b] = [new Pacer(time.clock, undefined, state), new Pacer(time.clock, undefined, state)];
+		// A alone sends 20 in the first second (unpaced), then gets a 429 with a 1 s Retry-After.
+		for (let i = 0; i < 20; i++) {
+			await a.acquire(async () => {}, 'submit');
+			a.onAccepted();
+			time.advance(10);
+		}
+		a.onLimited(1000);
+		const limitedAt = time.now;
+		expect(b.rate).toBeCloseTo(18, 5);
+		// A queues 5 requests, then B queues 5: the credential's turns alternate between them, 1/rate apart.
+		const waits = [...Array.from({ length: 5 }, () => take(a, 'a')), ...Array.from({ length: 5 }, () => take(b, 'b'))];
+		await run();
+		await Promise.all(waits);
+		expect(turns).toHaveLength(10);
+		expect(turns[0].at).toBe(limitedAt + 1000);
+		for (const gap of gaps(turns)) expect(gap).toBeCloseTo(1000 / 18, 6);
+		const order = turns.map((turn) => turn.who).join('');
+		expect(order).toMatch(/^(ab)+$|^(ba)+$/);
+		expect(a.stats.turns + b.stats.turns).toBe(30);
+		expect(b.stats.turns).toBe(5);
+	});
+
+	it("a 429 seen by one execution blocks the other's requests until its Retry-After", async () => {
+		const { time, run, turns, take } = executionsOnOneClock();
+		const state = new PaceState();
+		const [a, b] = [new Pacer(time.clock, undefined, state), new Pacer(time.clock, undefined, state)];
+		const takenBefore = time.now;
+		time.advance(1);
+		a.onLimited(3000);
+		const limitedAt = time.now;
+		// B's turn taken before the 429 does not hold any more, and its next request waits out A's Retry-After.
+		expect(b.turnHolds(takenBefore)).toBe(false);
+		const wait = take(b, 'b');
+		await run();
+		await wait;
+		expect(turns).toEqual([{ who: 'b', at: limitedAt + 3000 }]);
+		expect(b.stats).toMatchObject({ waitedTurns: 1, limited: 0 });
+	});
+
+	it("cancelling one execution ends its own waiting requests; the other's are served, still 1/rate apart", async () => {
+		const { time, run, turns, take, cancel } = executionsOnOneClock();
+		const state = new PaceState();
+		const [a, b] = [new Pacer(time.clock, undefined, state), new Pacer(time.clock, undefined, state)];
+		a.onLimited(1000);
+		const limitedAt = time.now;
+		const spacing = 1000 / a.rate;
+		const aSettled = Promise.allSettled(Array.from({ length: 6 }, () => take(a, 'a')));
+		const bSettled = Promise.allSettled(Array.from({ length: 6 }, () => take(b, 'b')));
+		// Both pumps sleep on the same slot; the first four turns go a, b, a, b; then A is cancelled mid-run.
+		await run(limitedAt + 1000 + 3.5 * spacing);
+		expect(turns.map((turn) => turn.who).join('')).toMatch(/^(ab|ba){2}$/);
+		const cancelled = new Error('execution A cancelled');
+		cancel('a', cancelled);
+		await run();
+		const [aResults, bResults] = [await aSettled, await bSettled];
+		expect(aResults.map((r) => r.status)).toEqual([...Array(2).fill('fulfilled'), ...Array(4).fill('rejected')]);
+		expect(aResults.slice(2)).toEqual(Array(4).fill({ status: 'rejected', reason: cancelled }));
+		expect(bResults.map((r) => r.status)).toEqual(Array(6).fill('fulfilled'));
+		expect(turns.filter((turn) => turn.who === 'b')).toHaveLength(6);
+		for (const gap of gaps(turns)) expect(gap).toBeCloseTo(spacing, 6);
+		expect(a.idle && b.idle).toBe(true);
+		expect(state.waiting.size).toBe(0);
+	});
+
+	it('pacerOf: one state per credential for every execution on it; another credential is not affected', async () => {
+		const { time, sleepOf } = executionsOnOneClock();
+		const first = pacerOf('execution 1', 'credential A', time.clock);
+		const second = pacerOf('execution 2', 'credential A', time.clock);
+		const other = pacerOf('execution 1', 'credential B', time.clock);
+		expect(pacerOf('execution 1', 'credential A', time.clock)).toBe(first);
+		expect(second).not.toBe(first);
+		expect(second.state).toBe(first.state);
+		expect(other.state).not.toBe(first.state);
+		first.onLimited(5000);
+		expect(second.rate).toBeCloseTo(0.9, 5);
+		expect(second.blockedUntil).toBe(time.now + 5000);
+		// Credential B: unpaced, its request is granted at once, without sleeping.
+		const sleeps: number[] = [];
+		for (let i = 0; i < 10; i++) await other.acquire(async (ms) => void sleeps.push(ms), 'submit');
+		expect(other.rate).toBe(Infinity);
+		expect(sleeps).toEqual([]);
+		expect(other.stats.waitedTurns).toBe(0);
+		void sleepOf;
+	});
+
+	it('is unpaced again 90 s after the last wait ended without a 429, but never while anyone waits', async () => {
+		const { time, run, turns, take, settle } = executionsOnOneClock();
+		const state = new PaceState();
+		const [a, b, c] = [1, 2, 3].map(() => new Pacer(time.clock, undefined, state));
+		a.onLimited(1000);
+		const blockedUntil = time.now + 1000;
+		const spacing = 1000 / a.rate; // 0.9 requests/s: nothing accepted before the 429
+		// B queues 100 requests: 111 s of turns, none of them answered (the rate stays), no 429 after the first.
+		const bWaits = Array.from({ length: 100 }, () => take(b, 'b'));
+		await run(blockedUntil + 95_000);
+		// Past the quiet period, but B still waits: C's request is paced like B's, not let through at once.
+		let cGranted = false;
+		const cWait = take(c, 'c').then(() => {
+			cGranted = true;
+		});
+		await settle();
+		expect(cGranted).toBe(false);
+		expect(state.rate).toBeCloseTo(0.9, 5);
+		await run();
+		await Promise.all([...bWaits, cWait]);
+		for (const gap of gaps(turns)) expect(gap).toBeCloseTo(spacing, 6);
+		// Nobody waits now, the last 429's wait ended over 90 s ago: the next request goes unpaced.
+		expect(state.rate).toBeCloseTo(0.9, 5);
+		const count = turns.length;
+		void take(a, 'a');
+		await settle();
+		expect(state.rate).toBe(Infinity);
+		// Granted at once (paced, its turn would be 1/rate after the last).
+		expect(turns).toHaveLength(count + 1);
+		expect(turns[count].at).toBe(turns[count - 1].at);
+		// 89 s after a 429's wait: still paced.
+		a.onLimited(1000);
+		time.advance(1000 + 89_000);
+		await take(a, 'a');
+		expect(state.rate).toBeCloseTo(0.9, 5);
+		time.advance(1000);
+		await take(a, 'a');
+		expect(state.rate).toBe(Infinity);
 	});
 });

@@ -12,7 +12,7 @@ import type { VideoRequestBody } from '../model/requestBody';
 
 /**
  * The one client of the video task endpoints (docs/service-interface.md §4.2): submit, status, artifacts, content.
- * Each request takes its turn in the execution's pace (transport.ts `paceTurn`) before the concurrency gate.
+ * Each request takes its turn in the credential's pace (transport.ts `paceTurn`) before the concurrency gate.
  */
 
 export interface TaskStatus {

@@ -1,19 +1,25 @@
 /**
- * Pacing: one request rate per execution and credential, learnt from the service's 429s. Part of the transport (every
- * request of the execution asks it for a turn); *whether* a 429 is retried and how long it waits is still decided by
- * retry.ts alone, the pacer only carries the decision out for every request of the execution at once.
+ * Pacing: one request rate per credential in the process, learnt from the service's 429s (a service limits a key, so
+ * what a 429 teaches holds for every execution on it). Part of the transport (every request asks for a turn);
+ * *whether* a 429 is retried and how long it waits is still decided by retry.ts alone, the pacer only carries the
+ * decision out for every request on the credential at once.
  *
  * - Until the first 429 nothing is paced (no queue, no wait).
- * - A 429 blocks every request of the execution and credential until its wait is over (the Retry-After), and sets the
- *   rate to 90% of the lower of the current rate and the rate the service accepted (answers other than 429 per second
- *   since the last wait ended, over the last 3 s, at least 1 s; counted as at least 1 a second): a multiplicative
- *   decrease, once per wait (the answers of requests already in flight do not lower it again).
+ * - A 429 blocks every request on the credential, of every execution, until its wait is over (the Retry-After), and
+ *   sets the rate to 90% of the lower of the current rate and the rate the service accepted (answers other than 429 per
+ *   second since the last wait ended, over the last 3 s, at least 1 s; counted as at least 1 a second): a
+ *   multiplicative decrease, once per wait (the answers of requests already in flight do not lower it again).
  * - Each accepted answer raises the rate by a small constant (additive increase: about 1% a second at saturation), so
  *   the pace recovers gradually when the 429s stop and finds the service's limit again without hammering it.
- * - Turns are granted by priority: a request retried after a 429 first, then the end of a finished task (artifact
- *   list, download, any other read), then submissions, then status polls (oldest first). So a batch finishes the tasks
- *   it has instead of polling tasks that are still running.
- * Sleeping happens only through the execution's cancellable wait (given by the caller): no timers of our own.
+ * - After 90 s without a 429 and with nobody waiting, the credential is unpaced again (QUIET_MS says why 90 s).
+ * - Each execution has its own Pacer (queue, pump, poll phases, stats) on its credential's PaceState. Turns are
+ *   spaced 1/rate across all of them: a pump that wakes grants only if the slot is still free, and then to the best
+ *   waiter of any execution on the credential: by priority (a request retried after a 429, then the end of a finished
+ *   task such as an artifact list or download, then submissions, then status polls), then the execution served
+ *   longest ago, then arrival. So a batch finishes the tasks it has before polling running ones, and executions on
+ *   one key take turns.
+ * Sleeping happens only through each execution's cancellable wait (given by the caller): no timers of our own. A
+ * cancelled execution's pump rejects its own waiters only.
  */
 
 export type PaceClass = 'retry' | 'finish' | 'submit' | 'poll';
@@ -23,7 +29,7 @@ const PRIORITY: Record<PaceClass, number> = { retry: 0, finish: 1, submit: 2, po
 type Sleep = (ms: number) => Promise<void>;
 
 interface PacerTuning {
-	/** After a 429 the rate is this share of the rate the execution was sending at (once per wait). */
+	/** After a 429 the rate is this share of the rate the credential was sending at (once per wait). */
 	decrease: number;
 	/** Requests/s added per accepted answer (at saturation: this × rate per second). */
 	increasePerAnswer: number;
@@ -31,13 +37,24 @@ interface PacerTuning {
 	minRate: number;
 	/** The accepted rate is measured over this window (at least one second of it, none of it blocked). */
 	windowMs: number;
+	/** No 429 for this long after the last wait, nobody waiting: unpaced again. */
+	quietMs: number;
 }
+
+/**
+ * QUIET_MS, 90 s: well above the sawtooth of a credential at its limit (from 90% back to the limit at about 1% a
+ * second takes ~10 s, then the next 429), so a busy key never forgets; above n8n's shortest parked Wait (65 s), so a
+ * durable wait's next round on the key is still paced; and short against the minutes between scheduled runs, so a
+ * slow pace learnt once (a 429 at low demand paces at 0.9 requests/s) does not slow a later run.
+ */
+const QUIET_MS = 90_000;
 
 const DEFAULT_PACER_TUNING: PacerTuning = {
 	decrease: 0.9,
 	increasePerAnswer: 0.01,
 	minRate: 0.2,
 	windowMs: 3000,
+	quietMs: QUIET_MS,
 };
 
 interface Waiter {
@@ -47,15 +64,16 @@ interface Waiter {
 	reject: (error: unknown) => void;
 }
 
-export class Pacer {
-	/** Requests per second allowed now; Infinity until the first 429. */
+/** What the 429s taught about a credential's limit: shared by the Pacers of every execution on it. */
+export class PaceState {
+	/** Requests per second allowed now; Infinity until the first 429 (and again after a quiet period). */
 	rate = Infinity;
 	/** No turn is granted before this (epoch ms): the wait a 429 asked for. */
 	blockedUntil = 0;
 	/** When the last 429 came (epoch ms; 0 = never): a turn granted before it is stale. */
 	lastLimitedAt = 0;
 	/** The earliest time of the next turn (spacing 1/rate). */
-	private nextAt = 0;
+	nextAt = 0;
 	/** Times of accepted answers (not 429) within the window: the rate the service takes. */
 	private answers: number[] = [];
 	private firstAnswerAt: number | undefined;
@@ -63,19 +81,106 @@ export class Pacer {
 	private measureFrom = 0;
 	/** A 429 answered before this does not lower the rate again (it belongs to the same wait). */
 	private decreaseEpochEnd = 0;
+	/** Pacers with requests waiting: their pumps share the turns. */
+	readonly waiting = new Set<Pacer>();
+	/** Turns granted (to order executions by when they were served last) and waiters queued (arrival order). */
+	turns = 0;
+	seq = 0;
+
+	constructor(readonly tuning: PacerTuning = DEFAULT_PACER_TUNING) {}
+
+	/** How long until the next turn may be granted (≤ 0: now). */
+	waitMs(now: number): number {
+		return Math.max(this.blockedUntil, this.nextAt) - now;
+	}
+
+	/** A turn was granted at `now`: the next one is 1/rate later. */
+	take(now: number): number {
+		if (Number.isFinite(this.rate)) this.nextAt = Math.max(this.nextAt, now) + 1000 / this.rate;
+		return ++this.turns;
+	}
+
+	/** Grants the next turn to the best waiter of any execution: priority, then served longest ago, then arrival. */
+	grantNext(now: number): void {
+		let best: Pacer | undefined;
+		for (const pacer of this.waiting) if (!best || pacer.comesBefore(best)) best = pacer;
+		best?.serve(this.take(now));
+	}
+
+	/** Unpaced again after a quiet period with nobody waiting: old knowledge does not slow later runs for ever. */
+	settle(now: number): void {
+		if (!Number.isFinite(this.rate) || this.waiting.size > 0) return;
+		if (now - Math.max(this.lastLimitedAt, this.blockedUntil) < this.tuning.quietMs) return;
+		this.rate = Infinity;
+		this.nextAt = 0;
+		this.answers = [];
+		this.firstAnswerAt = undefined;
+		this.measureFrom = 0;
+		this.decreaseEpochEnd = 0;
+	}
+
+	/** Accepted answers per second since the last wait ended, over the window (at least one second). */
+	acceptedRate(now: number): number {
+		while (this.answers.length > 0 && this.answers[0] < now - this.tuning.windowMs) this.answers.shift();
+		const from = Math.max(now - this.tuning.windowMs, this.measureFrom, this.firstAnswerAt ?? now);
+		const count = this.answers.filter((at) => at >= from).length;
+		return (count * 1000) / Math.max(1000, now - from);
+	}
+
+	onAccepted(now: number): void {
+		this.firstAnswerAt ??= now;
+		this.answers.push(now);
+		if (this.answers.length > 8192) this.answers.splice(0, this.answers.length - 8192);
+		if (Number.isFinite(this.rate)) this.rate += this.tuning.increasePerAnswer;
+	}
+
+	/** Returns whether the rate was lowered (once per wait). */
+	onLimited(now: number, waitMs: number): boolean {
+		this.firstAnswerAt ??= now;
+		this.lastLimitedAt = now;
+		this.blockedUntil = Math.max(this.blockedUntil, now + waitMs);
+		if (now < this.decreaseEpochEnd) return false;
+		const accepted = Math.max(1, this.acceptedRate(now));
+		this.measureFrom = this.blockedUntil;
+		this.decreaseEpochEnd = this.blockedUntil + Math.max(1000, 1000 / Math.max(this.rate, this.tuning.minRate));
+		this.rate = Math.max(this.tuning.minRate, Math.min(this.rate, accepted) * this.tuning.decrease);
+		// The next turn keeps the new spacing from the end of the wait.
+		this.nextAt = Math.max(this.nextAt, this.blockedUntil);
+		return true;
+	}
+}
+
+/** One execution's requests on one credential: its queue and pump, on the credential's PaceState. */
+export class Pacer {
 	private queue: Waiter[] = [];
 	private pumping = false;
-	private seq = 0;
 	private pollPhases = 0;
+	/** The credential's turn count when this execution was last served (0 = never). */
+	private servedAt = 0;
 	lastUsed: number;
 	/** Counters (for logs and tests). */
 	readonly stats = { turns: 0, waitedTurns: 0, limited: 0, decreases: 0 };
 
+	/** Without a shared state, a private one (one execution alone on its credential). */
 	constructor(
 		private readonly clock: () => number = Date.now,
-		private readonly tuning: PacerTuning = DEFAULT_PACER_TUNING,
+		tuning: PacerTuning = DEFAULT_PACER_TUNING,
+		readonly state: PaceState = new PaceState(tuning),
 	) {
 		this.lastUsed = clock();
+	}
+
+	/** Requests per second allowed now on the credential; Infinity while unpaced. */
+	get rate(): number {
+		return this.state.rate;
+	}
+
+	get blockedUntil(): number {
+		return this.state.blockedUntil;
+	}
+
+	get lastLimitedAt(): number {
+		return this.state.lastLimitedAt;
 	}
 
 	get idle(): boolean {
@@ -84,89 +189,93 @@ export class Pacer {
 
 	/** Whether a turn granted at `grantedAt` still holds: no 429 came since (else the request asks again). */
 	turnHolds(grantedAt: number): boolean {
-		return this.lastLimitedAt < grantedAt;
+		return this.state.lastLimitedAt < grantedAt;
 	}
 
-	/** Waits for this request's turn (at once while nothing is paced and nobody waits). */
+	/** Waits for this request's turn (at once while nothing is paced and nobody on the credential waits). */
 	async acquire(sleep: Sleep, cls: PaceClass): Promise<void> {
 		const now = this.clock();
 		this.lastUsed = now;
-		if (this.idle && now >= this.blockedUntil && now >= this.nextAt) {
-			this.grant(now);
+		const state = this.state;
+		state.settle(now);
+		if (state.waiting.size === 0 && state.waitMs(now) <= 0) {
+			this.stats.turns++;
+			this.servedAt = state.take(now);
 			return;
 		}
 		this.stats.waitedTurns++;
 		await new Promise<void>((resolve, reject) => {
-			const waiter: Waiter = { priority: PRIORITY[cls], seq: this.seq++, resolve, reject };
+			const waiter: Waiter = { priority: PRIORITY[cls], seq: state.seq++, resolve, reject };
 			// Sorted by priority, then arrival; a new waiter goes after its equals.
 			let at = this.queue.length;
 			while (at > 0 && this.queue[at - 1].priority > waiter.priority) at--;
 			this.queue.splice(at, 0, waiter);
+			state.waiting.add(this);
 			if (!this.pumping) void this.pump(sleep);
 		});
 	}
 
-	/** Hands out turns in order until nobody waits. One pump at a time; it sleeps through the caller's wait. */
+	/**
+	 * Hands out turns until this execution has nobody waiting. One pump per execution, sleeping through its wait;
+	 * pumps of other executions on the credential may be due at the same time: whoever wakes first grants the turn
+	 * (to the best waiter of any of them), the others find the slot taken and sleep on.
+	 */
 	private async pump(sleep: Sleep): Promise<void> {
 		this.pumping = true;
 		try {
 			while (this.queue.length > 0) {
 				const now = this.clock();
-				const wait = Math.max(this.blockedUntil, this.nextAt) - now;
+				const wait = this.state.waitMs(now);
 				if (wait > 0) {
 					await sleep(wait);
 					continue;
 				}
-				this.grant(now);
-				this.queue.shift()!.resolve();
+				this.state.grantNext(now);
 			}
 		} catch (error) {
-			// The execution was cancelled: every request still waiting ends the same way.
+			// The execution was cancelled: every request of it still waiting ends the same way (others' are not its).
+			this.state.waiting.delete(this);
 			for (const waiter of this.queue.splice(0)) waiter.reject(error);
 		} finally {
 			this.pumping = false;
 		}
 	}
 
-	private grant(now: number): void {
-		this.stats.turns++;
-		if (Number.isFinite(this.rate)) this.nextAt = Math.max(this.nextAt, now) + 1000 / this.rate;
+	/** Whether this execution's first waiter goes before `other`'s (priority, then served longest ago, then arrival). */
+	comesBefore(other: Pacer): boolean {
+		const [mine, theirs] = [this.queue[0], other.queue[0]];
+		if (mine.priority !== theirs.priority) return mine.priority < theirs.priority;
+		if (this.servedAt !== other.servedAt) return this.servedAt < other.servedAt;
+		return mine.seq < theirs.seq;
 	}
 
-	/** Accepted answers per second since the last wait ended, over the window (at least one second). */
+	/** The credential granted this execution's first waiter turn number `turn`. */
+	serve(turn: number): void {
+		const waiter = this.queue.shift()!;
+		if (this.queue.length === 0) this.state.waiting.delete(this);
+		this.stats.turns++;
+		this.servedAt = turn;
+		waiter.resolve();
+	}
+
+	/** Accepted answers per second on the credential since the last wait ended, over the window (at least one second). */
 	acceptedRate(now = this.clock()): number {
-		while (this.answers.length > 0 && this.answers[0] < now - this.tuning.windowMs) this.answers.shift();
-		const from = Math.max(now - this.tuning.windowMs, this.measureFrom, this.firstAnswerAt ?? now);
-		const count = this.answers.filter((at) => at >= from).length;
-		return (count * 1000) / Math.max(1000, now - from);
+		return this.state.acceptedRate(now);
 	}
 
 	/** An answer that was not a 429: the pace recovers a little. */
 	onAccepted(): void {
 		const now = this.clock();
 		this.lastUsed = now;
-		this.firstAnswerAt ??= now;
-		this.answers.push(now);
-		if (this.answers.length > 8192) this.answers.splice(0, this.answers.length - 8192);
-		if (Number.isFinite(this.rate)) this.rate += this.tuning.increasePerAnswer;
+		this.state.onAccepted(now);
 	}
 
-	/** A 429, and the wait retry.ts decided for it: everyone waits that long; the rate drops once per wait. */
+	/** A 429, and the wait retry.ts decided for it: everyone on the credential waits that long; the rate drops once per wait. */
 	onLimited(waitMs: number): void {
 		const now = this.clock();
 		this.lastUsed = now;
-		this.firstAnswerAt ??= now;
 		this.stats.limited++;
-		this.lastLimitedAt = now;
-		this.blockedUntil = Math.max(this.blockedUntil, now + waitMs);
-		if (now < this.decreaseEpochEnd) return;
-		const accepted = Math.max(1, this.acceptedRate(now));
-		this.measureFrom = this.blockedUntil;
-		this.decreaseEpochEnd = this.blockedUntil + Math.max(1000, 1000 / Math.max(this.rate, this.tuning.minRate));
-		this.stats.decreases++;
-		this.rate = Math.max(this.tuning.minRate, Math.min(this.rate, accepted) * this.tuning.decrease);
-		// The next turn keeps the new spacing from the end of the wait.
-		this.nextAt = Math.max(this.nextAt, this.blockedUntil);
+		if (this.state.onLimited(now, waitMs)) this.stats.decreases++;
 	}
 
 	/**
@@ -179,24 +288,35 @@ export class Pacer {
 	}
 }
 
-/** One pacer per execution and credential; dropped when idle for a while (the run is over). */
+/** One pacer per execution and credential, dropped when idle for a while (the run is over); one state per credential. */
 const pacers = new Map<string, Pacer>();
+const states = new Map<string, PaceState>();
 const IDLE_DROP_MS = 10 * 60_000;
 const SWEEP_EVERY_MS = 60_000;
 let lastSweep = 0;
 
+/** Drops idle pacers, then the states no pacer uses any more. */
 function sweep(now: number): void {
 	if (now - lastSweep < SWEEP_EVERY_MS) return;
 	lastSweep = now;
 	for (const [key, pacer] of pacers) if (pacer.idle && now - pacer.lastUsed > IDLE_DROP_MS) pacers.delete(key);
+	const used = new Set([...pacers.values()].map((pacer) => pacer.state));
+	for (const [key, state] of states) {
+		state.settle(now);
+		if (!used.has(state) && state.waiting.size === 0) states.delete(key);
+	}
 }
 
-/** The pacer of an execution and credential (created on first use). */
+/** The pacer of an execution and credential (created on first use), on the credential's shared state. */
 export function pacerOf(executionId: string, credential: string, clock: () => number = Date.now): Pacer {
 	const now = clock();
 	sweep(now);
 	const key = `${executionId}\u0000${credential}`;
 	let pacer = pacers.get(key);
-	if (!pacer) pacers.set(key, (pacer = new Pacer(clock)));
+	if (!pacer) {
+		let state = states.get(credential);
+		if (!state) states.set(credential, (state = new PaceState()));
+		pacers.set(key, (pacer = new Pacer(clock, DEFAULT_PACER_TUNING, state)));
+	}
 	return pacer;
 }

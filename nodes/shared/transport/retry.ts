@@ -120,7 +120,7 @@ interface RetryDecisionInput {
 }
 
 /**
- * After a 429: the wait before this request (and, through the pacer, every request of the execution and credential)
+ * After a 429: the wait before this request (and, through the pacer, every request on the credential)
  * goes again, or undefined when the request has no time left. A 429 created nothing, so it is waited out however
  * often it comes, for as long as `remainingMs` allows (the request's deadline: an item's Max Wait, or
  * `maxRateLimitedMs`); the wait is the Retry-After, or a backoff by how many 429s this request has had in a row.

@@ -64,7 +64,7 @@ interface GatewayRequest {
 	timeoutAdvice?: string;
 	retry?: Partial<RetryPolicy>;
 	/**
-	 * Its place in the execution's pace (pacer.ts): 'poll' for status polls, 'submit' and 'finish' (other reads) by
+	 * Its place in the credential's pace (pacer.ts): 'poll' for status polls, 'submit' and 'finish' (other reads) by
 	 * default from `kind`. `turnTaken`: the caller already waited for the first turn (paceTurn, before its gate).
 	 */
 	pace?: PaceClass;
@@ -123,8 +123,8 @@ export async function waitFor(ctx: GatewayFunctions, ms: number): Promise<void> 
 }
 
 /**
- * The pacer of this execution and credential (pacer.ts), or undefined outside an execution (loading options). Feature-
- * detected: an n8n without execution ids or node credentials is simply not paced.
+ * The pacer of this execution on its credential's shared pace (pacer.ts), or undefined outside an execution (loading
+ * options). Feature-detected: an n8n without execution ids or node credentials is simply not paced.
  */
 export function pacerFor(ctx: GatewayFunctions): Pacer | undefined {
 	if (!('getExecutionId' in ctx) || typeof ctx.getExecutionId !== 'function') return undefined;
@@ -135,7 +135,7 @@ export function pacerFor(ctx: GatewayFunctions): Pacer | undefined {
 }
 
 /**
- * Waits for a request's turn in the execution's pace and returns when it was granted. Callers that queue requests
+ * Waits for a request's turn in the credential's pace and returns when it was granted. Callers that queue requests
  * behind a concurrency gate take the turn before the gate (so the pace, not the gate's arrival order, decides who goes
  * next) and pass the time as `turnTaken`; a 429 in between makes the request ask again.
  */
@@ -318,7 +318,7 @@ async function withRetries(
 			});
 		}
 		if (verdict === 'retry' && status === 429) {
-			// Rate limited: nothing was done. Waited out until the deadline; the whole execution slows down with it.
+			// Rate limited: nothing was done. Waited out until the deadline; every execution on the credential slows with it.
 			const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'));
 			limited++;
 			const delay = rateLimitedDelay({ limited, retryAfterMs, remainingMs: deadline - Date.now(), policy: spec.policy });
