@@ -19,6 +19,13 @@ import { runVideo } from '../support/videoRun';
  * short would all be over by the first check and Still Running would never be taken.
  */
 const TASK_SECONDS: [number, number] = [8, 12];
+/**
+ * The last prompts' tasks run 15 s (a mock marker), so they are still running at the first check however slowly a
+ * loaded machine submits: Still Running is always taken (measured: a release rehearsal's three concurrent in-band
+ * runs once made the submissions so slow that the 8–12 s tasks were all over by the first check).
+ */
+const LONG_MS = 15_000;
+const LONG_LAST = 3;
 /** The Wait node's stand-in: the pause before each round. */
 const PAUSE_MS = 1000;
 /** Tasks end within 12 s of their submission, about three rounds; more means items go round without end. */
@@ -39,7 +46,12 @@ it(`durable wait, ${TASKS} tasks at ${RATE}/s: Generate, then Check until none i
 		const submitted = await runVideo(
 			mock,
 			{ operation: 'generate', model: 'gk_video', prompt: '={{ $json.prompt }}', waitForCompletion: false, options: OPTIONS },
-			{ input: pacedInput('durable clip'), executionId },
+			{
+				input: pacedInput('durable clip').map((item, i) =>
+					i >= TASKS - LONG_LAST ? { prompt: `${item.prompt} [[runMs=${LONG_MS}]]` } : item,
+				),
+				executionId,
+			},
 		);
 		runs.push(submitted);
 		expect(submitted.error).toBeUndefined();
@@ -64,7 +76,7 @@ it(`durable wait, ${TASKS} tasks at ${RATE}/s: Generate, then Check until none i
 		const wallSeconds = (Date.now() - started) / 1000;
 
 		// Issue 22's floor for the batch, plus the pause before the first check.
-		const floor = floorSeconds(TASKS, TASK_SECONDS[1], RATE) + PAUSE_MS / 1000;
+		const floor = floorSeconds(TASKS, LONG_MS / 1000, RATE) + PAUSE_MS / 1000;
 		const stats = await pacingStats(mock, `durable pacing (${rounds} rounds, ${wentRound} went round)`, wallSeconds, floor);
 		expect(pending).toEqual([]);
 		expect(wentRound).toBeGreaterThan(0);
@@ -76,7 +88,8 @@ it(`durable wait, ${TASKS} tasks at ${RATE}/s: Generate, then Check until none i
 		// Paced across rounds: 4–6% measured (the first burst, before the first 429); without the pacer 39–41%. Another
 		// execution id per round: 3.9% (the credential's pace carries over); 13% when the pace was per execution.
 		expect(stats.share429).toBeLessThanOrEqual(0.1);
-		expect(wallSeconds).toBeLessThanOrEqual(1.5 * floor);
+		// Alone about 1× the floor; 2× leaves room for a loaded machine (1.65× measured under a release rehearsal).
+		expect(wallSeconds).toBeLessThanOrEqual(2 * floor);
 	} finally {
 		for (const run of runs) await run.cleanup();
 	}
