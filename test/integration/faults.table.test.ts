@@ -20,6 +20,7 @@ import {
 	taskIdIn,
 } from '../support/faultTable';
 import type { Endpoint } from '../support/faultTable';
+import { RATE_LIMITED_CREDENTIAL } from '../support/pacing';
 import { FAST, findSecret, requestLines, runVideo, sha256 } from '../support/videoRun';
 
 const API_KEY = 'sentinel-key-faults-7d6c5b4a';
@@ -48,9 +49,8 @@ describe('fault table', () => {
 			[...video, 'models' as const].map((endpoint) => rule(endpoint, { kind: 'status', status: 429, retryAfter: 1, times: 2 })),
 		);
 		// A credential of its own: the pace these 429s teach is the credential's, and would slow the next rows' runs.
-		const credentials = { id: 'rateLimitedCredential', name: 'Rate limited account' };
-		const models = await runModels(mock, {}, { credentials });
-		const result = await runVideo(mock, generate('[[instant]] rate limited everywhere'), { credentials });
+		const models = await runModels(mock, {}, { credentials: RATE_LIMITED_CREDENTIAL });
+		const result = await runVideo(mock, generate('[[instant]] rate limited everywhere'), { credentials: RATE_LIMITED_CREDENTIAL });
 		try {
 			expect(models.error).toBeUndefined();
 			expect(models.output().length).toBeGreaterThan(11);

@@ -6,7 +6,7 @@
  * The durable wait's counterpart: video.pacing.durable.test.ts.
  */
 import type { MockClient } from '../mock/process';
-import { expectExactVideos, floorSeconds, pacedInput, pacingStats, RATE, spawnPacedMock, TASKS, TASK_SECONDS } from '../support/pacing';
+import { expectExactVideos, expectOnceAndPaced, floorSeconds, pacedInput, RATE, spawnPacedMock, TASKS, TASK_SECONDS } from '../support/pacing';
 import { runVideo } from '../support/videoRun';
 
 let mock: MockClient;
@@ -35,13 +35,8 @@ it(`${TASKS} tasks at ${RATE} requests/s: all delivered exactly, none failed by 
 		expect(new Set(await expectExactVideos(result, items, mock)).size).toBe(TASKS);
 
 		const floor = floorSeconds(TASKS, TASK_SECONDS[1], RATE);
-		const stats = await pacingStats(mock, 'pacing', wallSeconds, floor);
-		// Once-only: the mock created exactly one task per item.
-		expect(stats.submissions).toBe(TASKS);
-		expect(await mock.submissions()).toBe(TASKS);
-		// Paced: unpaced, a batch like this is refused a third of the time or more.
-		expect(stats.share429).toBeLessThanOrEqual(0.1);
-		expect(wallSeconds).toBeLessThanOrEqual(1.5 * floor);
+		// Once-only, and paced: unpaced, a batch like this is refused a third of the time or more.
+		await expectOnceAndPaced(mock, 'pacing', { seconds: wallSeconds, floor }, 0.1);
 	} finally {
 		await result.cleanup();
 	}

@@ -1,6 +1,7 @@
 import { spawnMockProcess } from '../mock/process';
 import type { MockClient } from '../mock/process';
 import { generateParams as generate } from '../support/faultTable';
+import { RATE_LIMITED_CREDENTIAL } from '../support/pacing';
 import { findSecret, requestLines, runVideo, sha256 } from '../support/videoRun';
 
 let mock: MockClient;
@@ -30,8 +31,7 @@ describe('Video: never pay twice, recover from transient faults', () => {
 	it('429 with Retry-After on the submission: waits as told, then exactly one task', async () => {
 		await mock.setFaults([{ method: 'POST', path: '^/v1/tasks/vendor$', kind: 'status', status: 429, retryAfter: 1, times: 1 }]);
 		// A credential of its own: the pace the 429 teaches is the credential's, and would slow the next tests' runs.
-		const credentials = { id: 'rateLimitedCredential', name: 'Rate limited account' };
-		const result = await runVideo(mock, generate('[[instant]] rate limited'), { credentials });
+		const result = await runVideo(mock, generate('[[instant]] rate limited'), { credentials: RATE_LIMITED_CREDENTIAL });
 		try {
 			expect(result.error).toBeUndefined();
 			const posts = (await mock.log()).filter((e) => e.method === 'POST');

@@ -1,6 +1,7 @@
 /**
- * Issue 22's small pacing case, shared by the in-process wait (video.pacing.test.ts) and the durable wait
- * (video.pacing.durable.test.ts): a batch larger than the mock's rate limit lets through at once, tasks of 1–3 s.
+ * Issue 22's small pacing case, shared by the in-process wait (video.pacing.test.ts), the durable wait
+ * (video.pacing.durable.test.ts) and several executions on one key (video.pacing.executions.test.ts): a batch larger
+ * than the mock's rate limit lets through at once, tasks of 1–3 s unless a test says otherwise.
  */
 import type { INodeExecutionData } from 'n8n-workflow';
 
@@ -49,20 +50,23 @@ export async function pacingStats(mock: MockClient, what: string, wallSeconds: n
 	return { ...stats, share429 };
 }
 
+/** A credential of its own, for a test whose 429s would otherwise pace the next tests' runs (the pace is per credential). */
+export const RATE_LIMITED_CREDENTIAL = { id: 'rateLimitedCredential', name: 'Rate limited account' };
+
 /**
  * The batch's stats line (pacingStats), then: once-only (the mock created exactly one task per item), at most
- * `max429` of requests answered 429, and the wall time within 1.5× the floor.
+ * `max429` of requests answered 429, and the wall time within `wall.within` (1.5 unless given) × the floor.
  */
 export async function expectOnceAndPaced(
 	mock: MockClient,
 	what: string,
-	wall: { seconds: number; floor: number },
+	wall: { seconds: number; floor: number; within?: number },
 	max429: number,
 ) {
 	const stats = await pacingStats(mock, what, wall.seconds, wall.floor);
 	expect(stats.submissions).toBe(TASKS);
 	expect(await mock.submissions()).toBe(TASKS);
 	expect(stats.share429).toBeLessThanOrEqual(max429);
-	expect(wall.seconds).toBeLessThanOrEqual(1.5 * wall.floor);
+	expect(wall.seconds).toBeLessThanOrEqual((wall.within ?? 1.5) * wall.floor);
 	return stats;
 }

@@ -179,10 +179,6 @@ export class Pacer {
 		return this.state.blockedUntil;
 	}
 
-	get lastLimitedAt(): number {
-		return this.state.lastLimitedAt;
-	}
-
 	get idle(): boolean {
 		return this.queue.length === 0 && !this.pumping;
 	}
@@ -258,11 +254,6 @@ export class Pacer {
 		waiter.resolve();
 	}
 
-	/** Accepted answers per second on the credential since the last wait ended, over the window (at least one second). */
-	acceptedRate(now = this.clock()): number {
-		return this.state.acceptedRate(now);
-	}
-
 	/** An answer that was not a 429: the pace recovers a little. */
 	onAccepted(): void {
 		const now = this.clock();
@@ -301,10 +292,7 @@ function sweep(now: number): void {
 	lastSweep = now;
 	for (const [key, pacer] of pacers) if (pacer.idle && now - pacer.lastUsed > IDLE_DROP_MS) pacers.delete(key);
 	const used = new Set([...pacers.values()].map((pacer) => pacer.state));
-	for (const [key, state] of states) {
-		state.settle(now);
-		if (!used.has(state) && state.waiting.size === 0) states.delete(key);
-	}
+	for (const [key, state] of states) if (!used.has(state) && state.waiting.size === 0) states.delete(key);
 }
 
 /** The pacer of an execution and credential (created on first use), on the credential's shared state. */
