@@ -105,6 +105,27 @@ describe('Video Check against a service of the test', () => {
 		}
 	});
 
+	it.each([
+		['NOT_START', '0%'],
+		['SUBMITTED', '10%'],
+		['QUEUED', '20%'],
+		['UNKNOWN', '30%'],
+		['PAUSED', '55%'],
+	])('%s (new-api\'s running statuses, and one nobody lists) goes to Still Running with the service\'s progress', async (status, progress) => {
+		const body = { task_id: 'task_run', platform: 'vendor', status, progress, fail_reason: '', created_at: 1, finished_at: 0 };
+		const server = await startFakeVideoService({ taskId: 'task_run', status: () => body });
+		try {
+			const result = await runVideo(at(server), CHECK, { input: [{ task_id: 'task_run', submitted_at: ago(5_000) }] });
+			expect(result.error).toBeUndefined();
+			const [done, running] = result.outputs('Video');
+			expect(done).toEqual([]);
+			expect(running.map((item) => item.json)).toMatchObject([{ task_id: 'task_run', status, progress, checks: 1 }]);
+			expect(server.polls()).toBe(1);
+		} finally {
+			await server.close();
+		}
+	});
+
 	it('FAILURE: the item fails at once with fail_reason (an error item on Done under Continue On Fail)', async () => {
 		const server = await startFakeVideoService({
 			taskId: 'task_bad',

@@ -5,6 +5,7 @@ import { asNodeError } from '../../shared/transport/errors';
 import { downloadArtifact, listArtifacts } from './client';
 import type { Artifact, TaskStatus } from './client';
 import { pollTask } from './poll';
+import { FAILURE, meaningOf } from './status';
 import type { WaitResult } from './poll';
 import type { WaitOptions } from './waitOptions';
 
@@ -109,8 +110,8 @@ export async function completeTask(
 }
 
 /**
- * One status check (the durable wait's Check): the finished item as completeTask makes it (FAILURE, an unknown
- * status or an exhausted Max Wait throw as there), or the status of a task still QUEUED / IN_PROGRESS.
+ * One status check (the durable wait's Check): the finished item as completeTask makes it (a failure, an
+ * answer without a status or an exhausted Max Wait throw as there), or the status of a task still running.
  */
 export async function checkTaskOnce(
 	ctx: IExecuteFunctions,
@@ -135,13 +136,14 @@ async function finishTask(
 	const details: IDataObject = { ...output.details, task_id: taskId, status: status.status };
 	if (status.progress) details.progress = status.progress;
 
-	if (status.status === 'FAILURE') {
+	if (meaningOf(status.status) === 'failure') {
 		const reason = status.fail_reason ?? 'no reason given';
+		const how = status.status === FAILURE ? 'failed' : `ended with status ${JSON.stringify(status.status)}`;
 		throw taskError(
 			ctx,
-			`Video task ${taskId} failed: ${reason}`,
-			'The service reported FAILURE. Correct the request (prompt, references, options) and submit it again; a failed ' +
-				'task is never resubmitted automatically.',
+			`Video task ${taskId} ${how}: ${reason}`,
+			`The service reported ${status.status}. Correct the request (prompt, references, options) and submit it ` +
+				'again; a failed task is never resubmitted automatically.',
 			itemIndex,
 			{ ...details, fail_reason: status.fail_reason ?? null },
 		);
@@ -149,11 +151,10 @@ async function finishTask(
 	if (result.unexpected) {
 		throw taskError(
 			ctx,
-			`Video task ${taskId} reported ${result.unexpected}, which the service contract does not list (QUEUED, ` +
-				`IN_PROGRESS, SUCCESS, FAILURE)`,
-			`Polling stopped at once: such a status does not say the task will finish. Check the task at the service; the ` +
-				`task was not resubmitted. "Get Status" with Task ID ${taskId} shows what the service says now; "Wait for ` +
-				`Completion" resumes it if it moves on.`,
+			`Video task ${taskId}: the service's status answer has ${result.unexpected}`,
+			`Polling stopped at once: an answer without a status does not say the task will finish (is the credential's ` +
+				`base URL the service's?). The task was not resubmitted. "Get Status" with Task ID ${taskId} shows what the ` +
+				`service says now; "Wait for Completion" resumes it.`,
 			itemIndex,
 			details,
 		);
@@ -170,12 +171,16 @@ async function finishTask(
 	}
 	if (result.timedOut) {
 		const minutes = Math.round((wait.maxWaitMs / 60_000) * 100) / 100;
+		const unlisted = result.unlisted.length
+			? ` The service reported ${result.unlisted.map((s) => JSON.stringify(s)).join(', ')}, which neither the ` +
+				'service contract nor new-api lists; polling went on in case the task moves on.'
+			: '';
 		throw taskError(
 			ctx,
 			`Video task ${taskId} did not finish within ${minutes} minute(s) ` +
 				`(last status ${status.status}${status.progress ? `, ${status.progress}` : ''})`,
 			`The task was not resubmitted and may still finish. Resume it with the operation "Wait for Completion" and Task ` +
-				`ID ${taskId}, soon after it ends (the video's temporary URL may expire).`,
+				`ID ${taskId}, soon after it ends (the video's temporary URL may expire).${unlisted}`,
 			itemIndex,
 			details,
 		);
