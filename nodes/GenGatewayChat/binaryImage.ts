@@ -1,40 +1,47 @@
 import { NodeOperationError } from 'n8n-workflow';
-import type { IExecuteFunctions } from 'n8n-workflow';
+import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 
-/** An image of the input item's binary data as a `data:<mime>;base64,...` URL, checked before anything is sent. */
+import { peekStream } from '../shared/binary/binary';
+import type { Readable } from '../shared/transport/transport';
+import { imageTypeOf, MAX_IMAGE_BYTES, MAX_IMAGE_MB, megabytes, SNIFF_BYTES } from './imageBytes';
 
-/** The most one image may weigh (the OpenAI format's per-image limit); a larger one fails the item unsent. */
-export const MAX_IMAGE_MB = 20;
+/**
+ * An image of the input item's binary data as a `data:<mime>;base64,...` URL, checked before anything is sent: its
+ * size from n8n's binary metadata before a byte is read (a stored file is then read at most to the limit), its type
+ * from its first bytes (an HTML page labelled `image/png` is no image).
+ */
 
-const MB = 1024 * 1024;
-const MAX_IMAGE_BYTES = MAX_IMAGE_MB * MB;
-
-/** Image types recognised by their first bytes, for binary data labelled with a generic MIME type. */
-const SIGNATURES: Array<{ mime: string; matches: (bytes: Buffer) => boolean }> = [
-	{
-		mime: 'image/png',
-		matches: (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
-	},
-	{
-		mime: 'image/jpeg',
-		matches: (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff,
-	},
-	{
-		mime: 'image/gif',
-		matches: (b) => b.subarray(0, 4).toString('latin1') === 'GIF8',
-	},
-	{
-		mime: 'image/webp',
-		matches: (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP',
-	},
-];
-
-function imageMime(labelled: string | undefined, bytes: Buffer): string | undefined {
-	if (labelled?.toLowerCase().startsWith('image/')) return labelled;
-	return SIGNATURES.find((signature) => signature.matches(bytes))?.mime;
+/**
+ * The size n8n recorded for the binary data, without reading it: a stored file's metadata (`fileSize`, written by
+ * n8n's store), else the `bytes` n8n put on the item; for data held in the item (memory mode), its base64 length.
+ */
+async function recordedSize(ctx: IExecuteFunctions, binary: IBinaryData): Promise<number | undefined> {
+	if (binary.id) {
+		try {
+			const { fileSize } = await ctx.helpers.getBinaryMetadata(binary.id);
+			if (Number.isFinite(fileSize)) return fileSize;
+		} catch {
+			// No metadata (an older store): the bounded read below still holds the limit.
+		}
+		return typeof binary.bytes === 'number' ? binary.bytes : undefined;
+	}
+	const base64 = typeof binary.data === 'string' ? binary.data.replace(/=+$/, '') : '';
+	return Math.floor((base64.length * 3) / 4);
 }
 
-const megabytes = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
+/** All of `stream`, or undefined as soon as it is longer than `limit` (then the rest is never read). */
+async function readAtMost(stream: Readable, limit: number): Promise<Buffer | undefined> {
+	const chunks: Buffer[] = [];
+	let size = 0;
+	for await (const chunk of stream) {
+		const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+		size += buffer.length;
+		// Leaving the loop destroys the stream: nothing more is read.
+		if (size > limit) return undefined;
+		chunks.push(buffer);
+	}
+	return Buffer.concat(chunks);
+}
 
 /**
  * Reads binary field `field` of item `itemIndex` through n8n's helpers. `where` names the message the image belongs
@@ -47,23 +54,45 @@ export async function binaryImageUrl(
 	where: string,
 ): Promise<string> {
 	const binary = ctx.helpers.assertBinaryData(itemIndex, field);
-	const bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, field);
 	const named = `Input binary field "${field}" of item ${itemIndex} (${where})`;
-	if (bytes.length > MAX_IMAGE_BYTES) {
-		const size = `${megabytes(bytes.length)} (${bytes.length} bytes)`;
-		throw new NodeOperationError(ctx.getNode(), `${named} is too big: ${size}, the limit is ${MAX_IMAGE_MB} MB`, {
+	const tooBig = (size: string) =>
+		new NodeOperationError(ctx.getNode(), `${named} is too big: ${size}, the limit is ${MAX_IMAGE_MB} MB`, {
 			description:
 				`An image sent in a message may be at most ${MAX_IMAGE_MB} MB (${MAX_IMAGE_BYTES} bytes). Nothing was sent. ` +
 				'Make the image smaller (e.g. with the Edit Image node) or pass a URL to it instead.',
 			itemIndex,
 		});
-	}
-	const mime = imageMime(binary.mimeType, bytes);
-	if (mime === undefined) {
-		throw new NodeOperationError(ctx.getNode(), `${named} is not an image (${binary.mimeType || 'no MIME type'})`, {
-			description: 'A message takes images (PNG, JPEG, GIF, WebP). Nothing was sent. Check the binary field name.',
+	const notAnImage = (what: string) => {
+		const label = binary.mimeType || 'no MIME type';
+		return new NodeOperationError(ctx.getNode(), `${named} is not an image (${label}; its bytes are ${what})`, {
+			description:
+				'A message takes images (PNG, JPEG, GIF, WebP). Nothing was sent. Check the binary field name, and that ' +
+				'the node before really got an image (a page or a message saved as a file is not one).',
 			itemIndex,
 		});
+	};
+
+	const recorded = await recordedSize(ctx, binary);
+	if (recorded !== undefined && recorded > MAX_IMAGE_BYTES) throw tooBig(`${megabytes(recorded)} (${recorded} bytes)`);
+
+	let bytes: Buffer | undefined;
+	if (binary.id) {
+		// A stored file: its first bytes are looked at before the rest is read, and no more than the limit is read.
+		const stream = (await ctx.helpers.getBinaryStream(binary.id)) as Readable;
+		const { head, ended } = await peekStream(stream, SNIFF_BYTES);
+		const early = imageTypeOf(head, binary.mimeType, recorded);
+		if ('notAnImage' in early) {
+			stream.destroy();
+			throw notAnImage(early.notAnImage);
+		}
+		// A file shorter than the sniff is whole in `head` (the stream has ended and cannot be read again).
+		bytes = ended ? head : await readAtMost(stream, MAX_IMAGE_BYTES);
+		if (bytes === undefined) throw tooBig(`more than ${MAX_IMAGE_MB} MB`);
+	} else {
+		bytes = await ctx.helpers.getBinaryDataBuffer(itemIndex, binary);
+		if (bytes.length > MAX_IMAGE_BYTES) throw tooBig(`${megabytes(bytes.length)} (${bytes.length} bytes)`);
 	}
-	return `data:${mime};base64,${bytes.toString('base64')}`;
+	const type = imageTypeOf(bytes.subarray(0, SNIFF_BYTES), binary.mimeType, bytes.length);
+	if ('notAnImage' in type) throw notAnImage(type.notAnImage);
+	return `data:${type.mimeType};base64,${bytes.toString('base64')}`;
 }

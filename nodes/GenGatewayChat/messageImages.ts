@@ -1,7 +1,9 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { binaryImageUrl, MAX_IMAGE_MB } from './binaryImage';
+import { binaryImageUrl } from './binaryImage';
+import { MAX_IMAGE_MB } from './imageBytes';
+import { checkImageUrl, IMAGE_URLS_ALLOWED, imageUrlEntries } from './imageUrls';
 
 /**
  * Images in a user message: by URL or from binary fields of the input item. The fields sit in each message entry,
@@ -13,7 +15,8 @@ type ImageDetail = 'auto' | 'low' | 'high';
 
 export interface ImageFields {
 	imageSource?: ImageSource;
-	imageUrls?: string;
+	/** Text (one URL per line); an expression may give a list. */
+	imageUrls?: string | unknown[];
 	binaryPropertyName?: string;
 	imageDetail?: ImageDetail;
 }
@@ -56,7 +59,10 @@ export const imageFields: INodeProperties[] = [
 		type: 'string',
 		default: '',
 		placeholder: 'e.g. https://example.com/photo.jpg',
-		description: 'One URL, or several separated by commas or new lines',
+		description:
+			'One URL per line (or a list from an expression): HTTP(S) URLs the service can fetch, or data: URLs of images ' +
+			`up to ${MAX_IMAGE_MB} MB. A comma separates URLs only before the next http(s):// or data:, so commas ` +
+			'inside a URL stay.',
 		displayOptions: forUser(['url']),
 	},
 	{
@@ -86,11 +92,6 @@ export const imageFields: INodeProperties[] = [
 	},
 ];
 
-/** URLs separated by commas, spaces or new lines; a `data:` URL keeps the comma after its header. */
-function splitImageUrls(text: string): string[] {
-	return text.match(/data:[^\s,]*,[^\s,]*|[^\s,]+/g) ?? [];
-}
-
 const listOf = (text: string | undefined) =>
 	(text ?? '')
 		.split(',')
@@ -108,7 +109,7 @@ export async function imagesOf(
 	const detail = entry.imageDetail ?? 'auto';
 	const fromUrls = entry.imageSource === 'url';
 	if (!fromUrls && entry.imageSource !== 'binary') return [];
-	const sources = fromUrls ? splitImageUrls(entry.imageUrls ?? '') : listOf(entry.binaryPropertyName ?? 'data');
+	const sources = fromUrls ? imageUrlEntries(entry.imageUrls) : listOf(entry.binaryPropertyName ?? 'data');
 	if (sources.length === 0) {
 		const field = fromUrls ? 'Image URL(s)' : 'Input Binary Field(s)';
 		throw new NodeOperationError(ctx.getNode(), `${where}: "${field}" is empty`, {
@@ -116,12 +117,21 @@ export async function imagesOf(
 			itemIndex,
 		});
 	}
-	const images: ImageRef[] = [];
-	for (const source of sources) {
-		images.push({
-			url: fromUrls ? source : await binaryImageUrl(ctx, source, itemIndex, where),
-			detail,
+	if (fromUrls) {
+		// Every entry is checked before any is used: one bad URL fails the item with nothing sent.
+		return sources.map((source, index) => {
+			const checked = checkImageUrl(source);
+			if ('url' in checked) return { url: checked.url, detail };
+			const entryName = sources.length > 1 ? ` entry ${index + 1}` : '';
+			throw new NodeOperationError(ctx.getNode(), `${where}: "Image URL(s)"${entryName}: ${checked.refused}`, {
+				description: IMAGE_URLS_ALLOWED,
+				itemIndex,
+			});
 		});
+	}
+	const images: ImageRef[] = [];
+	for (const source of sources as string[]) {
+		images.push({ url: await binaryImageUrl(ctx, source, itemIndex, where), detail });
 	}
 	return images;
 }

@@ -1,14 +1,17 @@
-// Time: about 2 s alone, up to 8 s on a busy machine (one image of 20 MB is built, stored and read).
+// Time: about 4 s alone, up to 15 s on a busy machine (images of 20 MB are built, stored, and refused unread).
 /**
  * Images in Chat messages, through n8n's engine against a loopback server of the test's own: the exact bytes both
  * operations send for images by URL and from a binary field (a `data:` URL), the checks made before anything is sent
  * (size limit, not an image, no source given: zero requests), and a model that refuses images (the service's message
- * and the hint, one request).
+ * and the hint, one request). Issue 28: URLs checked like Video's references (CDN URLs with commas stay whole;
+ * file://, javascript:, paths, user:pass@, oversized or non-image data: URLs refused), bytes sniffed (HTML labelled
+ * image/png refused), and an oversized binary refused from n8n's metadata before it is read.
  */
 import { createServer } from 'http';
 import type { AddressInfo } from 'net';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
+import { BinaryDataService } from 'n8n-core';
 
 import { runWorkflow } from '../harness/engine';
 import type { RunResult } from '../harness/engine';
@@ -31,12 +34,15 @@ const binarySource: INodeType = {
 			{ displayName: 'Size', name: 'size', type: 'number', default: 64 },
 			{ displayName: 'MIME Type', name: 'mimeType', type: 'string', default: 'image/png' },
 			{ displayName: 'Plain Bytes', name: 'plain', type: 'boolean', default: false },
+			{ displayName: 'Bytes', name: 'text', type: 'string', default: '' },
 		],
 	},
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const size = this.getNodeParameter('size', 0) as number;
 		const mimeType = this.getNodeParameter('mimeType', 0) as string;
-		const bytes = this.getNodeParameter('plain', 0) ? Buffer.alloc(size, 0x25) : png(size);
+		const text = this.getNodeParameter('text', 0) as string;
+		const plain = this.getNodeParameter('plain', 0) ? Buffer.alloc(size, 0x25) : png(size);
+		const bytes = text ? Buffer.from(text) : plain;
 		const data = await this.helpers.prepareBinaryData(bytes, 'picture.png', mimeType);
 		const second = await this.helpers.prepareBinaryData(png(16), 'second.png', 'image/png');
 		return [[{ json: {}, binary: { data, second }, pairedItem: { item: 0 } }]];
@@ -76,8 +82,14 @@ const model = { __rl: true, mode: 'id', value: 'm' };
 const chat = (entry: IDataObject) => ({ operation: 'message', model, messages: { values: [entry] } });
 const responses = (entry: IDataObject) => ({ operation: 'response', model, input: { values: [entry] } });
 
-async function run(parameters: IDataObject, baseUrl: string, source?: IDataObject): Promise<RunResult> {
+async function run(
+	parameters: IDataObject,
+	baseUrl: string,
+	source?: IDataObject,
+	binaryMode: 'default' | 'filesystem' = 'default',
+): Promise<RunResult> {
 	return await runWorkflow({
+		binaryMode,
 		nodes: [
 			...(source ? [{ name: 'Source', type: 'chatImagesBinarySource', parameters: source }] : []),
 			{ name: 'Chat', type: 'genGatewayChat', parameters, credentials: true },
@@ -177,7 +189,7 @@ describe('checked before anything is sent (zero requests)', () => {
 		[
 			'binary data that is not an image',
 			{ size: 100, mimeType: 'application/pdf', plain: true },
-			'Input binary field "data" of item 0 (Messages › Message 1) is not an image (application/pdf)',
+			`Input binary field "data" of item 0 (Messages › Message 1) is not an image (application/pdf; its bytes are text: "${'%'.repeat(100)}")`,
 			/PNG, JPEG, GIF, WebP\)\. Nothing was sent/,
 		],
 		[
@@ -226,6 +238,151 @@ describe('a model that refuses images', () => {
 			expect(error.message).toBe(`POST ${path} failed with 400: ${refusal.error.message}`);
 			expect(error.description).toMatch(/rejected the request as invalid/);
 			expect(server.bodies).toHaveLength(1);
+		});
+	});
+});
+
+describe('issue 28: image URLs checked like Video references, bytes sniffed, sizes known before reading', () => {
+	const urlEntry = (imageUrls: unknown) => ({ role: 'user', content: 'What is this?', imageSource: 'url', imageUrls });
+	const sentUrls = (server: Served) =>
+		(JSON.parse(server.bodies[0]) as { messages: Array<{ content: IDataObject[] }> }).messages[0].content
+			.filter((part) => part.type === 'image_url')
+			.map((part) => (part.image_url as IDataObject).url);
+
+	it('an image-CDN URL with commas is sent whole; a saved comma-separated list still gives one image per URL', async () => {
+		const cdn = 'https://res.cloudinary.example/demo/image/upload/w_200,h_100,c_fill/a.png';
+		const inline = 'data:image/gif;base64,R0lGODlhAQABAAAAACw=';
+		await withServer({ status: 200, body: COMPLETION }, async (server) => {
+			const text = `${cdn}, https://example.com/b.jpg,https://example.com/c,d.jpg,${inline}\nhttps://example.com/e.png`;
+			expect((await run(chat(urlEntry(text)), server.url)).error).toBeUndefined();
+			expect(sentUrls(server)).toEqual([
+				cdn,
+				'https://example.com/b.jpg',
+				'https://example.com/c,d.jpg',
+				inline,
+				'https://example.com/e.png',
+			]);
+		});
+		await withServer({ status: 200, body: COMPLETION }, async (server) => {
+			// A list from an expression: each entry is one URL, never split.
+			expect((await run(chat(urlEntry([cdn, 'https://example.com/x,y.png'])), server.url)).error).toBeUndefined();
+			expect(sentUrls(server)).toEqual([cdn, 'https://example.com/x,y.png']);
+		});
+	});
+
+	const MB21 = dataUrl(png(21 * MB));
+	it.each([
+		['a file:// URL', 'file:///etc/passwd', '"file:///etc/passwd" is not an HTTP(S) URL'],
+		['a javascript: URL', 'javascript:alert(1)', '"javascript:alert(1)" is not an HTTP(S) URL'],
+		['a bare path', '/home/me/photo.png', '"/home/me/photo.png" is not an HTTP(S) URL'],
+		['a file name', 'photo.png', '"photo.png" is not an HTTP(S) URL'],
+		['a URL without slashes', 'https:example.com/a.png', '"https:example.com/a.png" is not an HTTP(S) URL'],
+		[
+			'a URL with a user name and password (redacted in the error)',
+			'https://me:hunter2-secret@example.com/a.png',
+			'"https://***@example.com/a.png" contains a user name or password',
+		],
+		[
+			'an oversized data: URL (21 MB)',
+			MB21,
+			`"${MB21.slice(0, 57)}..." (${MB21.length} characters) holds 21.0 MB ` +
+				'(22020096 bytes); an image may be at most 20 MB',
+		],
+		[
+			'a data: URL of a non-image type',
+			`data:text/html;base64,${Buffer.from('<html><body>hi</body></html>').toString('base64')}`,
+			'is a data: URL of type text/html, not of an image type (image/…)',
+		],
+		[
+			'a data: URL labelled image/png whose bytes are HTML',
+			`data:image/png;base64,${Buffer.from('<!doctype html><title>Login</title>').toString('base64')}`,
+			'is labelled image/png, but its bytes are an HTML page: "<!doctype html><title>Login</title>"',
+		],
+		['a data: URL with no type', 'data:,hello', '"data:,hello" is a data: URL of no type, not of an image type'],
+	])('%s is refused before anything is sent', async (_name, url, refusal) => {
+		await withServer({ status: 200, body: COMPLETION }, async (server) => {
+			const entry = urlEntry(`https://example.com/ok.png\n${url}`);
+			const result = await run(chat(entry), server.url);
+			const error = result.nodeError('Chat') as Error & { description?: string };
+			expect(error.message).toContain('Messages › Message 1: "Image URL(s)" entry 2: ');
+			expect(error.message).toContain(refusal);
+			expect(error.message.length).toBeLessThan(400);
+			expect(error.message).not.toContain('hunter2');
+			expect(error.description).toMatch(/http:\/\/ or https:\/\/ URL .* or a data: URL of an image .* at most 20 MB/);
+			expect(error.description).toMatch(/Nothing was sent\.$/);
+			expect(server.bodies).toHaveLength(0);
+		});
+	});
+
+	it('a list entry that is not text is refused (Create a Response too)', async () => {
+		await withServer({ status: 200, body: RESPONSE }, async (server) => {
+			const result = await run(responses(urlEntry(['https://example.com/a.png', 42])), server.url);
+			expect(result.nodeError('Chat')?.message).toBe('Input › Message 1: "Image URL(s)" entry 2: 42 is not a URL (text)');
+			expect(server.bodies).toHaveLength(0);
+		});
+	});
+
+	const HTML = '<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>Please log in</body></html>';
+	it.each(['default', 'filesystem'] as const)(
+		'binary data labelled image/png whose bytes are HTML is refused, with what it is (%s binary mode)',
+		async (mode) => {
+			await withServer({ status: 200, body: COMPLETION }, async (server) => {
+				const entry = { role: 'user', content: 'x', imageSource: 'binary', binaryPropertyName: 'data' };
+				const result = await run(chat(entry), server.url, { text: HTML, mimeType: 'image/png' }, mode);
+				try {
+					const error = result.nodeError('Chat') as Error & { description?: string };
+					expect(error.message).toBe(
+						'Input binary field "data" of item 0 (Messages › Message 1) is not an image (image/png; its bytes are an ' +
+							'HTML page: "<!DOCTYPE html> <html><head><title>Sign in</title></head><body>Please log in</body></html>")',
+					);
+					expect(error.description).toMatch(/a page or a message saved as a file is not one/);
+					expect(server.bodies).toHaveLength(0);
+				} finally {
+					await result.cleanup();
+				}
+			});
+		},
+	);
+
+	it.each(['default', 'filesystem'] as const)(
+		'an image over 20 MB is refused from n8n\'s binary metadata before any of it is read (%s binary mode)',
+		async (mode) => {
+			const reads = [
+				jest.spyOn(BinaryDataService.prototype, 'getAsBuffer'),
+				jest.spyOn(BinaryDataService.prototype, 'getAsStream'),
+			];
+			try {
+				await withServer({ status: 200, body: COMPLETION }, async (server) => {
+					const entry = { role: 'user', content: 'x', imageSource: 'binary', binaryPropertyName: 'data' };
+					const result = await run(chat(entry), server.url, { size: 20 * MB + 1 }, mode);
+					try {
+						expect(result.nodeError('Chat')?.message).toBe(
+							'Input binary field "data" of item 0 (Messages › Message 1) is too big: 20.0 MB (20971521 bytes), ' +
+								'the limit is 20 MB',
+						);
+						expect(reads.map((spy) => spy.mock.calls.length)).toEqual([0, 0]);
+						expect(server.bodies).toHaveLength(0);
+					} finally {
+						await result.cleanup();
+					}
+				});
+			} finally {
+				for (const spy of reads) spy.mockRestore();
+			}
+		},
+	);
+
+	it.each([300, 300_000])('filesystem binary mode: an image of %i bytes is sent exactly', async (size) => {
+		await withServer({ status: 200, body: COMPLETION }, async (server) => {
+			const entry = { role: 'user', content: '', imageSource: 'binary', binaryPropertyName: 'data, second' };
+			const result = await run(chat(entry), server.url, { size, mimeType: 'application/octet-stream' }, 'filesystem');
+			try {
+				expect(result.error).toBeUndefined();
+				const image = (bytes: Buffer) => ({ type: 'image_url', image_url: { url: dataUrl(bytes) } });
+				expectSentOnce(server, { model: 'm', messages: [user(image(png(size)), image(png(16)))] });
+			} finally {
+				await result.cleanup();
+			}
 		});
 	});
 });
