@@ -1,10 +1,23 @@
 import type {
 	IAuthenticateGeneric,
+	IAuthenticateRuleResponseCode,
 	Icon,
 	ICredentialTestRequest,
 	ICredentialType,
 	INodeProperties,
 } from 'n8n-workflow';
+
+/** What the credential test says when the service refuses the key, the same for 401 and 403. */
+function refusedKeyRule(status: 401 | 403): IAuthenticateRuleResponseCode {
+	return {
+		type: 'responseCode',
+		properties: {
+			value: status,
+			message:
+				`The service refused this key (${status}): check that the API key is right and may use this service's endpoints`,
+		},
+	};
+}
 
 /** Base URL + Bearer key. Tested with the free `GET /v1/models`, which reads only and submits nothing. */
 export class GenGatewayApi implements ICredentialType {
@@ -59,24 +72,10 @@ export class GenGatewayApi implements ICredentialType {
 			url: '/v1/models',
 			method: 'GET',
 		},
-		// n8n's credential test shows only its own text for an error status; say what the status means here. (The
-		// nodes show the service's own error.message; a credential test cannot, see README "Credentials".)
-		rules: [
-			{
-				type: 'responseCode',
-				properties: {
-					value: 403,
-					message:
-						"The service refused this key (403): check that the API key is right and may use this service's endpoints",
-				},
-			},
-			{
-				type: 'responseCode',
-				properties: {
-					value: 401,
-					message: 'The service did not accept this key (401): check the API key',
-				},
-			},
-		],
+		// n8n's credential test shows only its own text for an error status (n8n 2.x: the rule's message for that status;
+		// 1.x its generic hint); say what the status means here. The nodes show the service's own message; a credential
+		// test cannot (README "Credentials"). 401 (new-api: wrong or missing key) and 403 (a key the service knows but
+		// refuses, or a banned user, IP or group) are both a refused key, and say so alike.
+		rules: [refusedKeyRule(401), refusedKeyRule(403)],
 	};
 }
