@@ -72,6 +72,7 @@ export async function handleAdmin(
 		}
 		case 'GET /state':
 			return json(res, 200, {
+				personality: state.personality,
 				submissions: state.submissions,
 				tasks: [...state.tasks.keys()],
 				images: [...state.images.values()].map(({ id, sha256 }) => ({ id, sha256 })),

@@ -33,6 +33,7 @@ const ChatBody = z
 		response_format: z.object({ type: z.string() }).passthrough().optional(),
 		tools: z.array(Tool).optional(),
 		tool_choice: ToolChoiceSchema.optional(),
+		stream_options: z.object({ include_usage: z.boolean().optional() }).passthrough().optional(),
 	})
 	.passthrough();
 
@@ -90,19 +91,27 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
 			...extra,
 		},
 	});
+	// Default: usage on the finishing chunk. new-api (as OpenAI): usage only when stream_options.include_usage asks,
+	// in a last chunk of its own with `choices: []`.
+	const newApi = ctx.personality === 'new-api';
+	const finalExtra = newApi ? {} : { usage };
+	const usageChunk: SseEvent[] =
+		newApi && body.stream_options?.include_usage === true
+			? [{ data: { id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage } }]
+			: [];
 	const events: SseEvent[] = call
 		? [
 				// As OpenAI streams a call: id, type and name first, then the arguments in pieces.
 				chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, null),
 				...pieces(call.function.arguments).map((args) => chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] }, null)),
-				chunk({}, 'tool_calls', { usage }),
+				chunk({}, 'tool_calls', finalExtra),
 			]
 		: [
 				chunk({ role: 'assistant', content: '' }, null),
 				...deltas(reply.text).map((content) => chunk({ content }, null)),
-				chunk({}, reply.finishReason, { usage }),
+				chunk({}, reply.finishReason, finalExtra),
 			];
-	await sendSse(ctx, events);
+	await sendSse(ctx, [...events, ...usageChunk]);
 }
 
 /** A final answer cut at maxTokens words, as the echo is. */

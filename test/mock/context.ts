@@ -1,7 +1,7 @@
 /** One request's context, and the only helpers that write answers (so faults can intercept every answer). */
 import type { IncomingMessage, ServerResponse } from 'http';
 import { createHash } from 'crypto';
-import type { FaultRule, LogEntry, MockState } from './types';
+import type { FaultRule, LogEntry, MockState, Personality } from './types';
 
 export interface RequestContext {
 	req: IncomingMessage;
@@ -9,10 +9,14 @@ export interface RequestContext {
 	url: URL;
 	state: MockState;
 	entry: LogEntry;
-	/** Parsed JSON body (undefined when empty). */
+	/** Parsed JSON body (undefined when empty or not JSON). */
 	body?: unknown;
+	/** The body was there but was not JSON. */
+	jsonInvalid?: boolean;
 	/** A fault that acts while or after the request is handled (cut-after-accept, cut-mid-body, sse-cut). */
 	fault?: FaultRule;
+	/** The wire this request is answered in (the process's personality, or 'new-api' by a marker or its task). */
+	personality: Personality;
 }
 
 export function note(ctx: RequestContext, outcome: string): void {
@@ -52,6 +56,10 @@ export function sendJson(
 	ctx.res.end(bytes);
 }
 
+/**
+ * `{"error":{"message"}}`; in the new-api personality new-api's wrapped shape, with a `type`
+ * (`invalid_request_error` as its relay and task router answer refusals; `new_api_error` for its own 5xx).
+ */
 export function sendError(
 	ctx: RequestContext,
 	status: number,
@@ -59,7 +67,18 @@ export function sendError(
 	headers: Record<string, string> = {},
 ): void {
 	ctx.entry.error = message;
-	sendJson(ctx, status, { error: { message } }, headers);
+	const error =
+		ctx.personality === 'new-api'
+			? { message, type: status >= 500 ? 'new_api_error' : 'invalid_request_error' }
+			: { message };
+	sendJson(ctx, status, { error }, headers);
+}
+
+/** A status with no body and no Content-Type at all (new-api's in-memory rate limiter: a bare 429). */
+export function sendBare(ctx: RequestContext, status: number, headers: Record<string, string> = {}): void {
+	if (ctx.fault?.kind === 'cut-after-accept') return cut(ctx, 'handled-then-cut');
+	ctx.res.writeHead(status, { 'Content-Length': '0', ...headers });
+	ctx.res.end();
 }
 
 /** Resolves when the response can take more data, or when it closed (then `res.destroyed` is true). */

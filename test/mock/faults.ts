@@ -2,6 +2,7 @@
 import { setTimeout as wait } from 'timers/promises';
 import { z } from 'zod';
 import { cut, note, sendError, type RequestContext } from './context';
+import { sendNewApiFault } from './newApi';
 import type { FaultRule, MockState } from './types';
 
 const FAULT_KINDS = [
@@ -83,6 +84,10 @@ export async function applyFault(ctx: RequestContext, rule: FaultRule): Promise<
 	switch (rule.kind) {
 		case 'status': {
 			const status = rule.status ?? 503;
+			if (ctx.personality === 'new-api') {
+				sendNewApiFault(ctx, status, rule.retryAfter);
+				return true;
+			}
 			const headers: Record<string, string> =
 				rule.retryAfter !== undefined ? { 'Retry-After': String(rule.retryAfter) } : {};
 			sendError(ctx, status, `injected fault: HTTP ${status}`, headers);

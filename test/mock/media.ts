@@ -112,6 +112,44 @@ export async function* artifactStream(
 	}
 }
 
+/**
+ * Bytes [start, end) of the artifact, optionally throttled. The keystream is sequential, so the bytes before `start`
+ * are generated and dropped (cheap: ~1 GB/s); only what is sent counts for the throttle.
+ */
+export async function* artifactRangeStream(
+	seed: string,
+	totalBytes: number,
+	start: number,
+	end: number,
+	pool: ChunkPool,
+	bytesPerSecond?: number,
+): AsyncGenerator<Buffer> {
+	const started = Date.now();
+	let pos = 0;
+	let sent = 0;
+	for (const chunk of artifactChunks(seed, totalBytes, pool)) {
+		const from = pos;
+		pos += chunk.length;
+		if (pos <= start) {
+			pool.release(chunk);
+			continue;
+		}
+		if (from >= end) {
+			pool.release(chunk);
+			break;
+		}
+		const part = chunk.subarray(Math.max(0, start - from), Math.min(chunk.length, end - from));
+		if (bytesPerSecond && bytesPerSecond > 0) {
+			const due = started + (sent * 1000) / bytesPerSecond;
+			if (due > Date.now()) await wait(due - Date.now());
+		}
+		sent += part.length;
+		// The consumer releases `part`; hand the pool the whole chunk when it is the same buffer's full view.
+		yield part.length === chunk.length ? chunk : Buffer.from(part);
+		if (part.length !== chunk.length) pool.release(chunk);
+	}
+}
+
 /** Chunk size for a download: 64 KiB, or ~1/20 s of data when throttled (a multiple of 4, for the keystream). */
 export function chunkSizeFor(bytesPerSecond?: number): number {
 	if (!bytesPerSecond || bytesPerSecond <= 0) return CHUNK;

@@ -7,7 +7,7 @@ import type { KeyPermissions } from './auth';
 import { createMockClient, type MockClient } from './client';
 import { compiledCli, NODE_MODULES } from './compile';
 import type { MockLimits } from './limits';
-import type { TaskScript } from './types';
+import type { Personality, TaskScript } from './types';
 
 export type { MockClient } from './client';
 
@@ -19,6 +19,11 @@ export interface MockProcessOptions {
 	defaults?: Partial<TaskScript>;
 	/** Passed as MOCK_RATE_LIMIT / MOCK_TASK_SECONDS / MOCK_READ_FAULT_RATE (override the parent's environment). */
 	limits?: Partial<MockLimits>;
+	/**
+	 * 'new-api': the child answers as new-api does (MOCK_PERSONALITY). Default 'default', whatever the parent's
+	 * environment says (so a MOCK_PERSONALITY in a test run's shell cannot change every test's mock).
+	 */
+	personality?: Personality;
 	/** Give up waiting for the start-up line after this long (default 20 s). */
 	startTimeoutMs?: number;
 }
@@ -57,6 +62,7 @@ export async function spawnMockProcess(opts: MockProcessOptions = {}): Promise<M
 		...process.env,
 		PORT: String(opts.port ?? 0),
 		MOCK_EXIT_WITH_STDIN: '1',
+		MOCK_PERSONALITY: opts.personality ?? 'default',
 		...(opts.apiKey ? { MOCK_API_KEY: opts.apiKey } : {}),
 		...(opts.secondaryKeys ? { MOCK_SECONDARY_KEYS: JSON.stringify(opts.secondaryKeys) } : {}),
 		...(opts.defaults ? { MOCK_DEFAULTS: JSON.stringify(opts.defaults) } : {}),

@@ -11,14 +11,16 @@ import { sendError, sendJson, type RequestContext } from './context';
 import { applyFault, pickFault } from './faults';
 import { imageFile, imageGenerations } from './images';
 import { modelList } from './models';
+import { requestPersonality, sendAuthError, sendInvalidUrl, stampRequestId } from './newApi';
+import { newApiSubmit } from './newApiTasks';
 import { responses } from './responses';
 import { applyLimits } from './gate';
 import type { MockLimits } from './limits';
 import { createState } from './state';
-import type { LogEntry, MockState, TaskScript } from './types';
+import type { LogEntry, MockState, Personality, TaskScript } from './types';
 import { artifactContent, getTask, listArtifacts, submitTask, temporaryMedia } from './video';
 
-export type { FaultRule, LogEntry, MockState, TaskScript } from './types';
+export type { FaultRule, LogEntry, MockState, Personality, TaskScript } from './types';
 
 export const DEFAULT_API_KEY = 'mock-key-0123456789';
 
@@ -34,6 +36,8 @@ export interface MockServiceOptions {
 	defaults?: Partial<TaskScript>;
 	/** Rate limit, task duration range, read faults (also what `reset` returns to); see limits.ts. */
 	limits?: Partial<MockLimits>;
+	/** 'new-api': answer as the real gateway new-api does (newApi.ts; README.md). Default 'default'. */
+	personality?: Personality;
 }
 
 export interface MockService {
@@ -54,17 +58,25 @@ interface Route {
 	public?: boolean;
 	/** Needs a key with video permission. */
 	video?: boolean;
+	/** Only in this personality (another personality goes on to the next route). */
+	only?: Personality;
+	/** In new-api, a signed `?access=` stands for the key (the handler checks it). */
+	capability?: boolean;
 }
 
+const CONTENT = /^\/v1\/tasks\/([^/]+)\/artifacts\/([^/]+)\/content$/;
+
 const ROUTES: Route[] = [
-	{ method: 'GET', pattern: /^\/v1\/models$/, handler: (ctx) => sendJson(ctx, 200, modelList()) },
+	{ method: 'GET', pattern: /^\/v1\/models$/, handler: (ctx) => sendJson(ctx, 200, modelList(ctx.personality)) },
 	{ method: 'POST', pattern: /^\/v1\/chat\/completions$/, handler: chatCompletions },
 	{ method: 'POST', pattern: /^\/v1\/responses$/, handler: responses },
 	{ method: 'POST', pattern: /^\/v1\/images\/generations$/, handler: imageGenerations },
+	{ method: 'POST', pattern: /^\/v1\/tasks\/([^/]+)$/, handler: newApiSubmit, video: true, only: 'new-api' },
 	{ method: 'POST', pattern: /^\/v1\/tasks\/vendor$/, handler: submitTask, video: true },
 	{ method: 'GET', pattern: /^\/v1\/tasks\/([^/]+)$/, handler: getTask, video: true },
 	{ method: 'GET', pattern: /^\/v1\/tasks\/([^/]+)\/artifacts$/, handler: listArtifacts, video: true },
-	{ method: 'GET', pattern: /^\/v1\/tasks\/([^/]+)\/artifacts\/([^/]+)\/content$/, handler: artifactContent, video: true },
+	{ method: 'GET', pattern: CONTENT, handler: artifactContent, video: true, capability: true },
+	{ method: 'HEAD', pattern: CONTENT, handler: artifactContent, video: true, capability: true, only: 'new-api' },
 	{ method: 'GET', pattern: /^\/files\/images\/([^/]+)\.png$/, handler: imageFile, public: true },
 	{ method: 'GET', pattern: /^\/tmp-media\/([^/]+)\.mp4$/, handler: temporaryMedia, public: true },
 ];
@@ -94,7 +106,7 @@ function parseJson(text: string | undefined): { ok: true; value: unknown } | { o
 export async function startMockService(opts: MockServiceOptions = {}): Promise<MockService> {
 	const apiKey = opts.apiKey ?? DEFAULT_API_KEY;
 	const secondaryKeys = opts.secondaryKeys ?? {};
-	const state = createState(opts.defaults, opts.limits);
+	const state = createState(opts.defaults, opts.limits, opts.personality ?? 'default');
 
 	async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
 		const url = new URL(req.url ?? '/', 'http://mock.invalid');
@@ -119,7 +131,21 @@ export async function startMockService(opts: MockServiceOptions = {}): Promise<M
 		res.on('close', () => {
 			entry.status = res.headersSent ? res.statusCode : 0;
 		});
-		const ctx: RequestContext = { req, res, url, state, entry, body: parsed.ok ? parsed.value : undefined };
+		const ctx: RequestContext = {
+			req,
+			res,
+			url,
+			state,
+			entry,
+			body: parsed.ok ? parsed.value : undefined,
+			jsonInvalid: !parsed.ok,
+			personality: requestPersonality(state, url.pathname, text),
+		};
+		stampRequestId(ctx);
+		const newApi = ctx.personality === 'new-api';
+		// new-api: 401 for a wrong or missing key, 403 (same shape) for a key shut out of the route.
+		const refuseKey = () =>
+			newApi ? sendAuthError(ctx, 401, 'Invalid token') : sendError(ctx, 403, FORBIDDEN_MESSAGE);
 
 		const access = accessOf(req, apiKey, secondaryKeys);
 		entry.authorized = access.authorized;
@@ -133,16 +159,25 @@ export async function startMockService(opts: MockServiceOptions = {}): Promise<M
 
 		for (const route of ROUTES) {
 			const m = route.pattern.exec(url.pathname);
-			if (!m || route.method !== method) continue;
-			if (!route.public && !access.authorized) return sendError(ctx, 403, FORBIDDEN_MESSAGE);
-			if (route.video && !access.video) return sendError(ctx, 403, NO_VIDEO_MESSAGE);
-			if (!parsed.ok) return sendError(ctx, 400, 'body: invalid JSON');
+			if (!m || route.method !== method || (route.only && route.only !== ctx.personality)) continue;
+			const byCapability = newApi && route.capability === true && url.searchParams.has('access');
+			if (!route.public && !byCapability) {
+				if (!access.authorized) return refuseKey();
+				if (route.video && !access.video) {
+					return newApi ? sendAuthError(ctx, 403, NO_VIDEO_MESSAGE) : sendError(ctx, 403, NO_VIDEO_MESSAGE);
+				}
+			}
+			// new-api's submission tells a body that is not JSON from a bad one itself (415 / 400, newApiTasks.ts).
+			if (!parsed.ok && !(newApi && route.handler === newApiSubmit)) {
+				return sendError(ctx, 400, newApi ? 'invalid JSON body' : 'body: invalid JSON');
+			}
 			const before = state.submissions;
 			await route.handler(ctx, ...m.slice(1).map(decodeURIComponent));
 			if (stats) stats.submissions += state.submissions - before;
 			return;
 		}
-		if (!access.authorized) return sendError(ctx, 403, FORBIDDEN_MESSAGE);
+		if (!access.authorized) return refuseKey();
+		if (newApi) return sendInvalidUrl(ctx, method, url.pathname);
 		sendError(ctx, 404, `unknown route ${method} ${url.pathname}`);
 	}
 

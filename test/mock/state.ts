@@ -1,8 +1,13 @@
 /** The mock's mutable state, and `reset` back to the start-up defaults. */
+import { randomBytes } from 'crypto';
 import { NO_LIMITS, RateLimiter, type MockLimits } from './limits';
-import { DEFAULT_TASK_SCRIPT, type MockState, type TaskScript } from './types';
+import { DEFAULT_TASK_SCRIPT, type MockState, type Personality, type TaskScript } from './types';
 
-export function createState(defaults: Partial<TaskScript> = {}, limits: Partial<MockLimits> = {}): MockState {
+export function createState(
+	defaults: Partial<TaskScript> = {},
+	limits: Partial<MockLimits> = {},
+	personality: Personality = 'default',
+): MockState {
 	const startLimits: MockLimits = { ...NO_LIMITS, ...limits };
 	const script = { ...DEFAULT_TASK_SCRIPT, ...defaults };
 	return {
@@ -19,6 +24,8 @@ export function createState(defaults: Partial<TaskScript> = {}, limits: Partial<
 		defaultLimits: startLimits,
 		limiter: new RateLimiter(),
 		keyStats: new Map(),
+		personality,
+		accessSecret: randomBytes(16).toString('hex'),
 	};
 }
 

@@ -2,8 +2,9 @@
 import { randomBytes } from 'crypto';
 import { drawTaskTimings } from './limits';
 import { artifactSha256 } from './media';
+import { newApiTaskId } from './newApi';
 import { scriptFor } from './taskScript';
-import type { MockState, TaskRecord } from './types';
+import type { MockState, Personality, TaskRecord } from './types';
 
 export type TaskStatus = 'QUEUED' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
 
@@ -13,8 +14,14 @@ export interface TaskPhase {
 	progress?: number;
 }
 
-export function createTask(state: MockState, model: string, prompt: string, body: Record<string, unknown>): TaskRecord {
-	const id = `task_${randomBytes(12).toString('hex')}`;
+export function createTask(
+	state: MockState,
+	model: string,
+	prompt: string,
+	body: Record<string, unknown>,
+	personality: Personality = 'default',
+): TaskRecord {
+	const id = personality === 'new-api' ? newApiTaskId() : `task_${randomBytes(12).toString('hex')}`;
 	const task: TaskRecord = {
 		id,
 		model,
@@ -28,6 +35,7 @@ export function createTask(state: MockState, model: string, prompt: string, body
 		),
 		mediaToken: randomBytes(16).toString('hex'),
 		mediaSeed: id,
+		personality,
 	};
 	state.tasks.set(id, task);
 	state.submissions++;
@@ -65,6 +73,44 @@ export function taskView(task: TaskRecord, now = Date.now()): Record<string, unk
 	};
 }
 
+/** new-api's stored statuses (model/task.go); UNKNOWN is never written by its current poller, nor by the mock. */
+export type NewApiStatus = 'NOT_START' | 'SUBMITTED' | 'QUEUED' | 'IN_PROGRESS' | 'SUCCESS' | 'FAILURE';
+
+/**
+ * The same clock in new-api's steps: the queued time split in three (NOT_START 0%, SUBMITTED 10%, QUEUED 20%), then
+ * IN_PROGRESS from 30% (to 99% at most), then SUCCESS or FAILURE at 100%.
+ */
+export function newApiPhaseOf(task: TaskRecord, now = Date.now()): { status: NewApiStatus; progress: string } {
+	const phase = phaseOf(task, now);
+	if (phase.status === 'QUEUED') {
+		const step = Math.min(2, Math.floor((3 * (now - task.createdAtMs)) / Math.max(1, task.script.queuedMs)));
+		return [
+			{ status: 'NOT_START' as const, progress: '0%' },
+			{ status: 'SUBMITTED' as const, progress: '10%' },
+			{ status: 'QUEUED' as const, progress: '20%' },
+		][step];
+	}
+	if (phase.status === 'IN_PROGRESS') {
+		return { status: 'IN_PROGRESS', progress: `${30 + Math.floor(((phase.progress ?? 0) * 69) / 99)}%` };
+	}
+	return { status: phase.status, progress: '100%' };
+}
+
+/** new-api's flat task record (GET /v1/tasks/:id): `fail_reason` "" and `finished_at` 0 until the end. */
+export function newApiTaskView(task: TaskRecord, now = Date.now()): Record<string, unknown> {
+	const { status, progress } = newApiPhaseOf(task, now);
+	const finished = status === 'SUCCESS' || status === 'FAILURE';
+	return {
+		task_id: task.id,
+		platform: 'vendor',
+		status,
+		progress,
+		fail_reason: status === 'FAILURE' ? task.script.failReason : '',
+		created_at: Math.floor(task.createdAtMs / 1000),
+		finished_at: finished ? Math.floor((finishedAtMs(task) ?? now) / 1000) : 0,
+	};
+}
+
 export function mediaPath(task: TaskRecord): string {
 	return `/tmp-media/${task.mediaToken}.mp4`;
 }
@@ -91,6 +137,7 @@ export async function taskRecordView(task: TaskRecord): Promise<Record<string, u
 	const now = Date.now();
 	return {
 		id: task.id,
+		personality: task.personality,
 		model: task.model,
 		prompt: task.prompt,
 		body: task.body,

@@ -1,6 +1,12 @@
 /** Shapes shared by the mock service's parts (and by tests that drive it). */
 import type { KeyStats, MockLimits, RateLimiter } from './limits';
 
+/**
+ * Which real gateway the mock speaks like: 'default' (this project's own contract, the mock's first shape) or
+ * 'new-api' (QuantumNous/new-api's task plugin API and relay, as ../shared/GATEWAY-REAL.md describes; newApi.ts).
+ */
+export type Personality = 'default' | 'new-api';
+
 /** How a video task behaves; a global default, overridable per task by prompt markers (see README.md). */
 export interface TaskScript {
 	/** Time spent in QUEUED after submission. */
@@ -98,6 +104,8 @@ export interface TaskRecord {
 	mediaSeed: string;
 	/** Cached sha256 of the artifact (computed on demand or after a full download). */
 	sha256?: string;
+	/** The wire this task speaks (the process's personality, or 'new-api' by the `[[new-api]]` prompt marker). */
+	personality: Personality;
 }
 
 export interface ImageRecord {
@@ -130,4 +138,8 @@ export interface MockState {
 	limiter: RateLimiter;
 	/** Per key label (limits.ts `keyLabel`): requests, 429s, submissions, read faults. */
 	keyStats: Map<string, KeyStats>;
+	/** The process's personality (start option / MOCK_PERSONALITY); kept by `reset`. */
+	personality: Personality;
+	/** Signs the new-api `?access=` capability URLs (random per process). */
+	accessSecret: string;
 }

@@ -1,6 +1,7 @@
 /** The video task endpoints (sections 2–4 of the contract) and the temporary media URL they proxy. */
 import { note, sendError, sendJson, sendStream, type RequestContext } from './context';
 import { artifactStream, ChunkPool, chunkSizeFor } from './media';
+import { newApiArtifactContent, newApiGetTask, newApiListArtifacts } from './newApiTasks';
 import { createTask, findTaskByToken, mediaExpiresAtMs, mediaPath, phaseOf, taskView } from './tasks';
 import type { TaskRecord } from './types';
 import { validateVendorBody } from './videoValidation';
@@ -25,6 +26,7 @@ function taskOr404(ctx: RequestContext, id: string): TaskRecord | undefined {
 }
 
 export function getTask(ctx: RequestContext, id: string): void {
+	if (ctx.personality === 'new-api') return newApiGetTask(ctx, id);
 	const task = taskOr404(ctx, id);
 	if (task) sendJson(ctx, 200, taskView(task));
 }
@@ -38,6 +40,7 @@ function succeeded(ctx: RequestContext, task: TaskRecord): boolean {
 }
 
 export function listArtifacts(ctx: RequestContext, id: string): void {
+	if (ctx.personality === 'new-api') return newApiListArtifacts(ctx, id);
 	const task = taskOr404(ctx, id);
 	if (!task || !succeeded(ctx, task)) return;
 	const artifacts = [{ key: 'video', type: 'video', mime_type: 'video/mp4' }];
@@ -75,6 +78,7 @@ async function serveMedia(ctx: RequestContext, task: TaskRecord): Promise<void> 
 }
 
 export async function artifactContent(ctx: RequestContext, id: string, key: string): Promise<void> {
+	if (ctx.personality === 'new-api') return newApiArtifactContent(ctx, id, key);
 	const task = taskOr404(ctx, id);
 	if (!task) return;
 	if (key !== 'video') return sendError(ctx, 404, `artifact_key: no artifact '${key}' for task ${id}`);
