@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm start`: a real n8n with this package loaded, wired to the mock service, ready to click through.
 //   1. installs the pinned n8n once (scripts/install-n8n.sh; minutes the first time, then instant)
-//   2. starts the mock service (test/mock) on a random loopback port (MOCK_PORT to pin it)
+//   2. starts the mock service (test/mock) on a random loopback port (MOCK_PORT to pin it); MOCK_PERSONALITY=new-api
+//      makes it answer as the real gateway new-api does (test/mock/README.md)
 //   3. keeps n8n's data in .n8n-dev/ (gitignored; delete it to start over)
 //   4. imports the credential "Gen Gateway (mock)", the OpenAI credential "Gen Gateway as OpenAI (mock)" (Base URL
 //      <mock>/v1, for the documented alternative route: n8n's OpenAI Chat Model as an agent's model, the route on
@@ -64,13 +65,25 @@ function examples() {
 		});
 }
 
+/** MOCK_PERSONALITY=new-api: the mock answers as new-api does; unset or anything else: the default mock. */
+function mockPersonality() {
+	const wanted = (process.env.MOCK_PERSONALITY || '').trim().toLowerCase();
+	if (wanted === 'new-api' || wanted === 'newapi') return 'new-api';
+	if (wanted && wanted !== 'default') say(`MOCK_PERSONALITY=${wanted} is unknown (new-api or default); using default`);
+	return 'default';
+}
+
 async function main() {
 	say('making sure the pinned n8n is installed (the first time takes about 6-10 minutes)...');
 	const install = await ensureN8n();
 	say(`n8n ${install.version} from ${install.dir}`);
 
-	const mock = await spawnMockProcess(process.env.MOCK_PORT ? { port: Number(process.env.MOCK_PORT) } : {});
-	say(`mock service on ${mock.url}`);
+	const personality = mockPersonality();
+	const mock = await spawnMockProcess({
+		...(process.env.MOCK_PORT ? { port: Number(process.env.MOCK_PORT) } : {}),
+		personality,
+	});
+	say(`mock service on ${mock.url}${personality === 'new-api' ? ', speaking as new-api' : ''}`);
 
 	const stopAll = [];
 	let stopping = false;
