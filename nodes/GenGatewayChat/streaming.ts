@@ -5,7 +5,7 @@ import { canStreamToChat } from '../shared/run/chatStreaming';
 import { asNodeError, OUTCOME_UNKNOWN, redact } from '../shared/transport/errors';
 import { idleWatch } from '../shared/transport/idleWatch';
 import type { IdleWatch } from '../shared/transport/idleWatch';
-import { consumeSse, STOP } from '../shared/transport/sse';
+import { consumeSse, SseEventTooLargeError, STOP } from '../shared/transport/sse';
 import { TIMEOUT_ADVICE } from '../shared/descriptions/timeoutOption';
 import { credentialSecrets, gatewayStream } from '../shared/transport/transport';
 import type { Readable } from '../shared/transport/transport';
@@ -17,6 +17,9 @@ import type { StreamAssembler } from './streamAssembler';
  * arrive, forward each piece of text to n8n's chat when the execution is streamed there, and assemble the whole
  * answer. The stream is complete only at `data: [DONE]`; anything else is a broken stream whose upstream work may
  * still be running.
+ * Once the service answered 200 with an event stream it has begun to answer: the generation ran and may be billed,
+ * so every error from then on (a broken stream, an error event, `response.failed`) marks the call as paid and the
+ * submission guard never sends it again.
  */
 
 /** Where an error item keeps the text that arrived before a stream broke. */
@@ -46,10 +49,11 @@ interface StreamRequest {
  * NodeApiError swaps a message that mentions a common error code (ECONNRESET, …) for a generic sentence; ours says
  * more, so it is set back.
  */
-function withPartial(error: NodeApiError, message: string, partial: string, outcomeUnknown: boolean): NodeApiError {
+function withPartial(error: NodeApiError, message: string, partial: string): NodeApiError {
 	error.message = message;
 	error.context[PARTIAL_CONTENT] = partial;
-	error.context[OUTCOME_UNKNOWN] = outcomeUnknown;
+	// A started answer is paid: the guard (shared/run/submissionGuard.ts) refuses to send it again.
+	error.context[OUTCOME_UNKNOWN] = true;
 	return error;
 }
 
@@ -70,7 +74,7 @@ function brokenStreamError(
 		{ message, code: 'STREAM_BROKEN' },
 		{ message, description, itemIndex: request.itemIndex },
 	);
-	return withPartial(error, message, partial, true);
+	return withPartial(error, message, partial);
 }
 
 async function serviceStreamError(
@@ -86,12 +90,14 @@ async function serviceStreamError(
 		{ message: safe, code: 'STREAM_ERROR' },
 		{
 			message,
-			description: `The service reported an error in the middle of its answer; the output is incomplete ` +
-				`(${partial.length} characters arrived, kept in "partialContent" when the node continues on fail).`,
+			description: `The service reported an error after it had begun to answer; the output is incomplete ` +
+				`(${partial.length} characters arrived, kept in "partialContent" when the node continues on fail). ` +
+				`The generation ran and may be charged, so the call counts as paid and was not resent (Retry On Fail ` +
+				`does not send it again either).`,
 			itemIndex: request.itemIndex,
 		},
 	);
-	return withPartial(error, message, partial, false);
+	return withPartial(error, message, partial);
 }
 
 function reasonOf(error: unknown): string {
@@ -225,6 +231,10 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 		if (error instanceof NodeApiError) throw asNodeError(ctx, error, itemIndex);
 		if (error instanceof StreamEventError) {
 			throw await serviceStreamError(ctx, request, assembler.text(), error.message);
+		}
+		if (error instanceof SseEventTooLargeError) {
+			throw brokenStreamError(ctx, request, assembler.text(), `${error.message}; the connection was closed`,
+				'No service sends events this large: check the base URL of the credential and any proxy in between.');
 		}
 		// Cancelled: whatever the aborted read failed with goes on unchanged (see asNodeError).
 		if (ctx.getExecutionCancelSignal()?.aborted) throw asNodeError(ctx, error, itemIndex);

@@ -1,10 +1,9 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { decodeDataUrl, toBinary } from '../shared/binary/binary';
-import { asNodeError } from '../shared/transport/errors';
-import { brokenBodyRetryDelay } from '../shared/transport/retry';
-import { downloadUrl, waitFor } from '../shared/transport/transport';
+import { classify, decodeDataUrl, toBinary } from '../shared/binary/binary';
+import { downloadChecked, downloadHeaders } from '../shared/binary/download';
+import { downloadUrl } from '../shared/transport/transport';
 
 /**
  * The `data` entries of an image answer → output items: each image becomes n8n binary data (a `b64_json` decoded, a
@@ -38,7 +37,7 @@ function binaryKey(base: string, index: number, mode: OutputMode): string {
 	return mode === 'oneItem' ? `${base}_${index}` : base;
 }
 
-/** A URL download streamed into binary data, again from the start when the body breaks mid-way. */
+/** A URL download streamed into binary data, checked, and fetched again (resumed when it can be) when it breaks. */
 async function downloadImage(
 	ctx: IExecuteFunctions,
 	url: string,
@@ -46,35 +45,19 @@ async function downloadImage(
 	what: string,
 	itemIndex: number,
 ): Promise<IBinaryData> {
-	for (let attempt = 1; ; attempt++) {
-		const response = await downloadUrl(ctx, url, itemIndex);
-		const contentType = response.headers['content-type'];
-		try {
-			return await toBinary(ctx, response.body, {
+	return await downloadChecked(ctx, {
+		name: fileName,
+		itemIndex,
+		open: async (range) => await downloadUrl(ctx, url, itemIndex, { headers: downloadHeaders(range) }),
+		accept: async (head, response, totalKnown) => {
+			const contentType = response.headers['content-type'];
+			return classify(ctx, head, totalKnown, {
 				fileName,
 				mimeType: typeof contentType === 'string' ? contentType : undefined,
 				expectImage: { what, where: `its URL answered ${response.statusCode} with`, itemIndex },
 			});
-		} catch (error) {
-			response.close();
-			// Cancelled, or the bytes are not an image (the same URL gives the same page again): not retried.
-			if (ctx.getExecutionCancelSignal()?.aborted || error instanceof NodeOperationError) {
-				throw asNodeError(ctx, error, itemIndex);
-			}
-			const reason = (error as Error)?.message ?? String(error);
-			// HTTP refusals retry in the transport; a body that broke mid-way is read again from the start.
-			const delay = brokenBodyRetryDelay(attempt);
-			if (delay === undefined) {
-				throw new NodeOperationError(
-					ctx.getNode(),
-					`Downloading ${fileName} failed: the connection broke before the whole file arrived (${reason})`,
-					{ description: `Tried ${attempt} times.`, itemIndex },
-				);
-			}
-			ctx.logger.warn(`Gen Gateway: download of ${fileName} broke (${reason}); retry ${attempt + 1}`);
-			await waitFor(ctx, delay);
-		}
-	}
+		},
+	});
 }
 
 async function imageBinary(

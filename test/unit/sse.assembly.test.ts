@@ -40,6 +40,22 @@ describe('CompletionAssembler (chat.completion.chunk → chat.completion)', () =
 		});
 	});
 
+	it("new-api's last chunk with choices [] and the usage keeps every choice and adds the usage", () => {
+		const assembler = new CompletionAssembler();
+		assembler.add('message', chunk([{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }]));
+		assembler.add('message', chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]));
+		const usage = { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 };
+		expect(assembler.add('message', chunk([], { system_fingerprint: null, usage }))).toBe('');
+		expect(assembler.result()).toEqual({
+			id: 'chatcmpl-1',
+			object: 'chat.completion',
+			created: 1700000000,
+			model: 'gpt-4o-mini',
+			choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }],
+			usage,
+		});
+	});
+
 	it('keeps several choices apart and forwards only the first', () => {
 		const assembler = new CompletionAssembler();
 		expect(

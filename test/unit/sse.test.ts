@@ -1,4 +1,4 @@
-import { consumeSse, SseParser, STOP } from '../../nodes/shared/transport/sse';
+import { consumeSse, MAX_EVENT_CHARS, SseEventTooLargeError, SseParser, STOP } from '../../nodes/shared/transport/sse';
 import type { SseEvent } from '../../nodes/shared/transport/sse';
 
 /** Feeds the chunks one by one, then ends; returns all events and whether [DONE] was seen. */
@@ -108,6 +108,95 @@ describe('SseParser', () => {
 	it('does not take [DONE] inside a longer data for the end', () => {
 		const result = parseChunks(['data: [DONE] and more\n\n']);
 		expect(result).toEqual({ events: [{ event: 'message', data: '[DONE] and more' }], done: false });
+	});
+});
+
+describe("new-api's bytes (docs GATEWAY-REAL: `: PING` keep-alives, a last usage chunk with choices [])", () => {
+	const NEW_API = [
+		': PING\n\n',
+		'data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n',
+		': PING\n\n: PING\n\n',
+		'data: {"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}\n\n',
+		': PING\n',
+		'\n',
+		'data: {"choices":[],"usage":{"total_tokens":5}}\n\n',
+		'data: [DONE]\n\n',
+	].join('');
+	const WANTED: SseEvent[] = [
+		{ event: 'message', data: '{"choices":[{"index":0,"delta":{"content":"Hel"}}]}' },
+		{ event: 'message', data: '{"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}' },
+		{ event: 'message', data: '{"choices":[],"usage":{"total_tokens":5}}' },
+	];
+
+	it('skips the PING comments wherever the chunks split, and keeps the usage chunk', () => {
+		for (let cut = 0; cut <= NEW_API.length; cut++) {
+			expect(parseChunks([NEW_API.slice(0, cut), NEW_API.slice(cut)])).toEqual({ events: WANTED, done: true });
+		}
+	});
+});
+
+describe('one event is at most MAX_EVENT_CHARS (8 Mi characters)', () => {
+	const MiB = 1024 * 1024;
+	const megabyte = 'a'.repeat(MiB);
+
+	it('is 8 MiB', () => {
+		expect(MAX_EVENT_CHARS).toBe(8 * MiB);
+	});
+
+	it('a data line that never ends: fed 192 MiB, the parser stops past 8 MiB and holds nothing', () => {
+		const parser = new SseParser();
+		expect(parser.push('data: {"a":1}\n\ndata: "')).toEqual([{ event: 'message', data: '{"a":1}' }]);
+		let fed = 0;
+		while (fed < 192 && !parser.overflow) {
+			parser.push(megabyte);
+			fed++;
+		}
+		expect(parser.overflow).toBeInstanceOf(SseEventTooLargeError);
+		expect(parser.overflow?.message).toBe('an event grew past 8 MiB without ending');
+		expect(fed).toBe(8);
+		// Nothing more is read or kept; the stream is not complete.
+		expect(parser.push('\n\ndata: [DONE]\n\n')).toEqual([]);
+		expect(parser.end()).toEqual([]);
+		expect(parser.done).toBe(false);
+		expect((parser as unknown as { partialLine: string }).partialLine).toBe('');
+	});
+
+	it('many short data lines without the blank line that ends the event count together', () => {
+		const parser = new SseParser(1000);
+		for (let i = 0; i < 100; i++) parser.push('data: 123456\n'); // 700 characters held (with the newlines)
+		expect(parser.overflow).toBeUndefined();
+		for (let i = 0; i < 100; i++) parser.push('data: 123456\n');
+		expect(parser.overflow).toBeInstanceOf(SseEventTooLargeError);
+	});
+
+	it('an event at the limit is read; every event has its own budget', () => {
+		const parser = new SseParser(1000);
+		const line = `data:${'x'.repeat(995)}\n\n`; // a line of 1000 characters (the limit counts the line as read)
+		for (let i = 0; i < 5; i++) expect(parser.push(line)).toEqual([{ event: 'message', data: 'x'.repeat(995) }]);
+		expect(parser.overflow).toBeUndefined();
+		expect(parser.push(`data:${'x'.repeat(996)}\n\n`)).toEqual([]);
+		expect(parser.overflow).toBeInstanceOf(SseEventTooLargeError);
+	});
+
+	it('a line without a line end (a comment, a field) is bounded too, and the events before it in the chunk arrive', () => {
+		const parser = new SseParser(1000);
+		expect(parser.push(`data: 1\n\n: ${'p'.repeat(2000)}`)).toEqual([{ event: 'message', data: '1' }]);
+		expect(parser.overflow).toBeInstanceOf(SseEventTooLargeError);
+	});
+
+	it('consumeSse hands over the events before it, then rejects and reads no further', async () => {
+		let pulled = 0;
+		async function* endless(): AsyncGenerator<string> {
+			yield 'data: a\n\ndata: "';
+			while (pulled < 192) {
+				pulled++;
+				yield megabyte;
+			}
+		}
+		const seen: string[] = [];
+		await expect(consumeSse(endless(), (e) => void seen.push(e.data))).rejects.toBeInstanceOf(SseEventTooLargeError);
+		expect(seen).toEqual(['a']);
+		expect(pulled).toBe(8);
 	});
 });
 

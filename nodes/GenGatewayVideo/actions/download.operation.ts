@@ -1,6 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { listArtifacts, downloadArtifact } from '../task/client';
+import { listArtifacts } from '../task/client';
+import { downloadArtifact } from '../task/content';
 import { forEachTask } from './runPolicy';
 import { checkPathSegment, taskIdProperty } from './taskId';
 

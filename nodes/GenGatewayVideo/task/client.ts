@@ -1,17 +1,14 @@
-import { NodeOperationError } from 'n8n-workflow';
-import type { IBinaryData, IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { joinUrl, normaliseBaseUrl } from '../../shared/transport/baseUrl';
 import { openGate } from '../../shared/run/concurrency';
 import type { Gate } from '../../shared/run/concurrency';
-import { asNodeError, networkError } from '../../shared/transport/errors';
-import { storeStream } from '../../shared/binary/binary';
-import { CREDENTIAL_TYPE, downloadUrl, gatewayJson, gatewayStream, paceTurn } from '../../shared/transport/transport';
-import type { StreamResponse } from '../../shared/transport/transport';
+import { networkError } from '../../shared/transport/errors';
+import { gatewayJson, paceTurn } from '../../shared/transport/transport';
 import type { VideoRequestBody } from '../model/requestBody';
 
 /**
- * The one client of the video task endpoints (docs/service-interface.md §4.2): submit, status, artifacts, content.
+ * The one client of the video task endpoints (docs/service-interface.md §4.2): submit, status, artifacts (the content:
+ * content.ts).
  * Each request takes its turn in the credential's pace (transport.ts `paceTurn`) before the concurrency gate.
  */
 
@@ -174,99 +171,4 @@ export async function listArtifacts(
 			}),
 	);
 	return artifactsFromBody(body);
-}
-
-/** Artifacts that are media files: a JSON, HTML or empty answer for one of them is an error, not the file. */
-const MEDIA_TYPE = /^(video|audio|image)\//;
-
-/**
- * The content of an artifact (docs/service-interface.md §4.2): the service proxies the temporary video URL, or
- * redirects to it. A redirect is followed here, without the key to another host, so that a refusal by that host (the
- * temporary URL has expired) is reported as such and not as a problem with the API key.
- */
-async function openContent(
-	ctx: IExecuteFunctions,
-	taskId: string,
-	artifact: Pick<Artifact, 'key' | 'mime_type'>,
-	itemIndex: number,
-	turnTaken?: number,
-): Promise<StreamResponse> {
-	const path = `${taskPath(taskId)}/artifacts/${encodeURIComponent(artifact.key)}/content`;
-	const response = await gatewayStream(ctx, {
-		method: 'GET',
-		path,
-		kind: 'read',
-		itemIndex,
-		turnTaken,
-		expectFile: MEDIA_TYPE.test(artifact.mime_type ?? (artifact.key === 'video' ? 'video/mp4' : '')),
-		manualRedirect: true,
-	});
-	if (response.statusCode < 300 || response.statusCode >= 400) return response;
-	response.close();
-	const location = response.headers.location;
-	const base = normaliseBaseUrl((await ctx.getCredentials(CREDENTIAL_TYPE)).baseUrl);
-	let target: URL;
-	try {
-		target = new URL(String(Array.isArray(location) ? location[0] : location), joinUrl(base, path));
-	} catch {
-		throw new NodeOperationError(ctx.getNode(), `The content of task ${taskId} redirected without a usable address`, {
-			itemIndex,
-			description: `The service answered ${response.statusCode} with Location ` +
-				`${JSON.stringify(String(location ?? '')).slice(0, 100)}.`,
-		});
-	}
-	const foreign = target.origin !== new URL(base).origin;
-	return await downloadUrl(ctx, target.href, itemIndex).catch((error: unknown) => {
-		const code = Number((error as { httpCode?: unknown }).httpCode);
-		if (!foreign || ![401, 403, 404, 410].includes(code)) throw asNodeError(ctx, error, itemIndex);
-		throw expiredUrlError(ctx, taskId, target, code, itemIndex);
-	});
-}
-
-/** A temporary video URL that its host no longer serves: what happened and what to do, without the URL's signature. */
-function expiredUrlError(ctx: IExecuteFunctions, taskId: string, target: URL, code: number, itemIndex: number) {
-	const error = new NodeOperationError(
-		ctx.getNode(),
-		`The temporary video URL of task ${taskId} has expired or is gone: ${target.host} answered ${code}`,
-		{
-			itemIndex,
-			description: `The service's content endpoint redirected to a temporary file URL on ${target.host} (not the ` +
-				`service), which refused it. Such URLs expire soon after the task ends; this is not a problem with the API key. ` +
-				`Run "Download" with Task ID ${taskId} now (the service may hand out a fresh URL); if the video is no longer ` +
-				`available, it must be generated again.`,
-		},
-	);
-	error.context.task_id = taskId;
-	error.context.expired_url = true;
-	return error;
-}
-
-/**
- * Streams an artifact straight into n8n's binary data (never whole in memory in filesystem mode). Done right after
- * SUCCESS: the temporary URL behind the content may expire.
- */
-export async function downloadArtifact(
-	ctx: IExecuteFunctions,
-	taskId: string,
-	artifact: Pick<Artifact, 'key' | 'mime_type'>,
-	itemIndex: number,
-	gate: Gate = openGate,
-): Promise<IBinaryData> {
-	// The gate is held until the file is stored: downloads count against the concurrency limit too.
-	const turnTaken = await paceTurn(ctx, 'finish');
-	return await gate(async () => {
-		const response = await openContent(ctx, taskId, artifact, itemIndex, turnTaken);
-		const headerType = response.headers['content-type'];
-		const mimeType =
-			artifact.mime_type ??
-			(typeof headerType === 'string' && headerType !== 'application/octet-stream'
-				? headerType.split(';')[0]
-				: undefined) ??
-			'video/mp4';
-		const extension = mimeType === 'video/mp4' ? 'mp4' : (mimeType.split('/')[1] ?? 'bin');
-		const fileName = artifact.key === 'video' ? `${taskId}.${extension}` : `${taskId}-${artifact.key}.${extension}`;
-		// A download that fails mid-way (n8n's store, a broken body) hangs up at once instead of leaving the socket open
-		// until the server ends it (n8n-core 2.x wraps the body: destroying the wrapper alone does not close it).
-		return await storeStream(ctx, response.body, fileName, mimeType).finally(() => response.close());
-	});
 }

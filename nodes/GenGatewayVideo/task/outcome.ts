@@ -2,7 +2,8 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryKeyData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { asNodeError } from '../../shared/transport/errors';
-import { downloadArtifact, listArtifacts } from './client';
+import { listArtifacts } from './client';
+import { downloadArtifact } from './content';
 import type { Artifact, TaskStatus } from './client';
 import { pollTask } from './poll';
 import { FAILURE, meaningOf } from './status';

@@ -16,7 +16,7 @@ interface MediaType {
 }
 
 /** Bytes needed to recognise every type below (an SVG's root element may follow an XML prolog and comments). */
-const SNIFF_BYTES = 512;
+export const SNIFF_BYTES = 512;
 
 const ascii = (bytes: Uint8Array, start: number, end: number) =>
 	String.fromCharCode(...Array.from(bytes.subarray(start, end)));
@@ -65,7 +65,7 @@ export function detectMediaType(head: Uint8Array): MediaType | undefined {
 }
 
 /** Text with at most a few control characters (a page, JSON, a message), as opposed to binary data. */
-function looksLikeText(head: Buffer): boolean {
+export function looksLikeText(head: Buffer): boolean {
 	const text = head.toString('utf8');
 	const controls = [...text].filter((c) => c < ' ' && c !== '\n' && c !== '\r' && c !== '\t').length;
 	// One replacement character may be a multi-byte character cut at the end of `head`.
@@ -214,6 +214,36 @@ function isImage(head: Buffer, detected: MediaType | undefined, hinted: string |
 	return head.length > 0 && !looksLikeText(head) && hinted !== undefined && hinted.startsWith('image/');
 }
 
+/** The name and type to store bytes under, from their first bytes; throws when an image was expected and is not. */
+export function classify(
+	ctx: IExecuteFunctions,
+	head: Buffer,
+	totalKnown: number | undefined,
+	options: ToBinaryOptions,
+): { fileName: string; mimeType: string } {
+	const detected = detectMediaType(head);
+	const hinted = options.mimeType?.split(';')[0].trim().toLowerCase() || undefined;
+	const expected = options.expectImage;
+	if (expected && !isImage(head, detected, hinted)) {
+		const found = describeBytes(head, totalKnown);
+		const typed = hinted ? ` (Content-Type ${hinted})` : '';
+		throw new NodeOperationError(
+			ctx.getNode(),
+			`${expected.what} is not an image: ${expected.where} ${found}${typed}`,
+			{
+				description:
+					'The service reported success, but what it gave for this image is not a PNG, JPEG, WebP, GIF, AVIF, HEIC, BMP, ' +
+						'TIFF or SVG image, so it was not stored as one. A page or message from a CDN (a login page, a "not found" ' +
+						'page with status 200) usually means the file URL is not public or no longer valid.',
+				itemIndex: expected.itemIndex,
+			},
+		);
+	}
+	const mimeType = detected?.mimeType ?? hinted ?? 'application/octet-stream';
+	const extension = detected?.extension ?? (hinted ? EXTENSIONS[hinted] : undefined);
+	return { fileName: fileNameWithExtension(options.fileName, extension), mimeType };
+}
+
 /** Buffer or stream → IBinaryData, stored the way the instance stores binary data (memory or file system). */
 export async function toBinary(
 	ctx: IExecuteFunctions,
@@ -232,40 +262,7 @@ export async function toBinary(
 		// A tiny body is already whole in `head`; a stream that has ended cannot be read again.
 		if (peeked.ended) data = peeked.head;
 	}
-	const detected = detectMediaType(head);
-	const hinted = options.mimeType?.split(';')[0].trim().toLowerCase() || undefined;
-	const expected = options.expectImage;
-	if (expected && !isImage(head, detected, hinted)) {
-		const found = describeBytes(head, isBuffer(body) ? body.length : ended ? head.length : undefined);
-		const typed = hinted ? ` (Content-Type ${hinted})` : '';
-		throw new NodeOperationError(
-			ctx.getNode(),
-			`${expected.what} is not an image: ${expected.where} ${found}${typed}`,
-			{
-				description:
-					'The service reported success, but what it gave for this image is not a PNG, JPEG, WebP, GIF, AVIF, HEIC, BMP, ' +
-						'TIFF or SVG image, so it was not stored as one. A page or message from a CDN (a login page, a "not found" ' +
-						'page with status 200) usually means the file URL is not public or no longer valid.',
-				itemIndex: expected.itemIndex,
-			},
-		);
-	}
-	const mimeType = detected?.mimeType ?? hinted ?? 'application/octet-stream';
-	const extension = detected?.extension ?? (hinted ? EXTENSIONS[hinted] : undefined);
-	return await store(ctx, data, fileNameWithExtension(options.fileName, extension), mimeType);
-}
-
-/** The one write into n8n's binary data; n8n 1.x's socket stream goes in large chunks (one awaited write each). */
-async function store(ctx: IExecuteFunctions, data: Buffer | Readable, fileName: string, mimeType: string) {
+	const totalKnown = isBuffer(body) ? body.length : ended ? head.length : undefined;
+	const { fileName, mimeType } = classify(ctx, head, totalKnown, options);
 	return await ctx.helpers.prepareBinaryData(isBuffer(data) ? data : forStore(data), fileName, mimeType);
-}
-
-/** A stream whose type is declared rather than sniffed (a video artifact and its listed MIME type) → IBinaryData. */
-export async function storeStream(
-	ctx: IExecuteFunctions,
-	body: Readable,
-	fileName: string,
-	mimeType: string,
-): Promise<IBinaryData> {
-	return await store(ctx, body, fileName, mimeType);
 }

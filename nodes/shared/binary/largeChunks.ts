@@ -18,7 +18,7 @@ interface ReadableOptions {
 type ReadableClass = (new (options: ReadableOptions) => Readable) & { name: string };
 
 /** Node's Readable class, reached through the stream itself: community nodes may not import 'stream'. */
-function readableClassOf(stream: Readable): ReadableClass | undefined {
+export function readableClassOf(stream: Readable): ReadableClass | undefined {
 	for (let type = stream.constructor as ReadableClass | null; type; type = Object.getPrototypeOf(type)) {
 		if (type.name === 'Readable') return type;
 	}

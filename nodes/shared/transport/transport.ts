@@ -58,6 +58,8 @@ interface GatewayRequest {
 	expectFile?: boolean;
 	/** Hands a 3xx answer back instead of following it (the video content may redirect to a temporary file URL). */
 	manualRedirect?: boolean;
+	/** Extra request headers (a binary download's Accept-Encoding, Range and If-Range). */
+	headers?: Record<string, string>;
 	/** Idle timeout of the socket. */
 	timeoutMs?: number;
 	/** How the user can raise `timeoutMs`; the error says it when the timeout runs out. */
@@ -378,6 +380,7 @@ async function send(
 	};
 	if (request.body !== undefined) options.headers = { 'Content-Type': 'application/json' };
 	if (request.manualRedirect) options.disableFollowRedirect = true;
+	if (request.headers) options.headers = { ...options.headers, ...request.headers };
 	const spec: AttemptSpec = {
 		method: request.method,
 		path: request.path,
@@ -438,7 +441,7 @@ export async function gatewayJson<T = unknown>(ctx: GatewayFunctions, request: G
 /** A 2xx that cannot be the expected file (an error page, JSON, nothing) becomes a clear error instead. */
 async function rejectNonFile(
 	ctx: GatewayFunctions,
-	request: GatewayRequest,
+	request: Pick<GatewayRequest, 'method' | 'path' | 'itemIndex'>,
 	response: IN8nHttpFullResponse,
 ): Promise<void> {
 	const type = String(headerValue(response.headers, 'content-type') ?? '')
@@ -473,12 +476,28 @@ function urlForMessages(url: URL): string {
 	return `${url.origin}${url.pathname}`;
 }
 
+/** What a file download adds to a plain GET: its headers (Range, If-Range…), and whether a page is refused at once. */
+interface DownloadOptions {
+	headers?: Record<string, string>;
+	/** The 2xx answer must be a file: JSON, HTML, text or an empty body is refused by its headers (rejectNonFile). */
+	expectFile?: boolean;
+}
+
+/** Binary downloads ask for the bytes as stored: a compressed body cut short inflates without an error. */
+const IDENTITY = { 'Accept-Encoding': 'identity' };
+
 /**
- * Downloads a file the service pointed to by absolute URL (an image on a CDN), as a stream. The key goes only to the
- * service's own base URL (then this is an ordinary authenticated read); any other host gets a plain request without
- * it. A download is a read: safe to repeat, retried after 429/502/503/504 and network failures.
+ * Downloads a file the service pointed to by absolute URL (an image on a CDN, where a video's content redirected), as
+ * a stream. The key goes only to the service's own base URL (then this is an ordinary authenticated read); any other
+ * host gets a plain request without it. A download is a read: safe to repeat, retried after 429/502/503/504 and
+ * network failures. Redirected or not, an `expectFile` answer goes through the same checks (rejectNonFile).
  */
-export async function downloadUrl(ctx: IExecuteFunctions, url: string, itemIndex?: number): Promise<StreamResponse> {
+export async function downloadUrl(
+	ctx: IExecuteFunctions,
+	url: string,
+	itemIndex?: number,
+	download: DownloadOptions = {},
+): Promise<StreamResponse> {
 	const node = ctx.getNode();
 	let target: URL;
 	try {
@@ -501,6 +520,8 @@ export async function downloadUrl(ctx: IExecuteFunctions, url: string, itemIndex
 			path: target.href.slice(base.length),
 			kind: 'read',
 			itemIndex,
+			expectFile: download.expectFile,
+			headers: { ...IDENTITY, ...download.headers },
 		});
 	}
 
@@ -525,6 +546,7 @@ export async function downloadUrl(ctx: IExecuteFunctions, url: string, itemIndex
 				(await ctx.helpers.httpRequest({
 					method: 'GET',
 					url: target.href,
+					headers: { ...IDENTITY, ...download.headers },
 					encoding: 'stream',
 					json: false,
 					returnFullResponse: true,
@@ -535,6 +557,14 @@ export async function downloadUrl(ctx: IExecuteFunctions, url: string, itemIndex
 		);
 	} catch (error) {
 		throw asFileUrlError(ctx, error, itemIndex);
+	}
+	if (download.expectFile) {
+		try {
+			await rejectNonFile(ctx, { method: 'GET', path: urlForMessages(target), itemIndex }, response);
+		} catch (error) {
+			hangUp.abort();
+			throw asNodeError(ctx, error, itemIndex);
+		}
 	}
 	return streamResponse(response, hangUp);
 }
