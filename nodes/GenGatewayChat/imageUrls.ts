@@ -38,7 +38,8 @@ function dataUrlProblem(text: string): string | undefined {
 	// Base64 is 4 characters for 3 bytes: a URL over the limit is refused before it is decoded.
 	const payload = text.slice(header[0].length).replace(/=+$/, '');
 	const estimate = params.includes('base64') ? Math.floor((payload.length * 3) / 4) : payload.length;
-	const tooBig = (size: number) => `holds ${megabytes(size)} (${size} bytes); an image may be at most ${MAX_IMAGE_MB} MB`;
+	const tooBig = (size: number) =>
+		`holds ${megabytes(size)} (${size} bytes); an image may be at most ${MAX_IMAGE_MB} MB`;
 	if (estimate > MAX_IMAGE_BYTES && !payload.includes('%')) return tooBig(estimate);
 	let decoded: ReturnType<typeof decodeDataUrl>;
 	try {

@@ -189,7 +189,8 @@ describe('checked before anything is sent (zero requests)', () => {
 		[
 			'binary data that is not an image',
 			{ size: 100, mimeType: 'application/pdf', plain: true },
-			`Input binary field "data" of item 0 (Messages › Message 1) is not an image (application/pdf; its bytes are text: "${'%'.repeat(100)}")`,
+			'Input binary field "data" of item 0 (Messages › Message 1) is not an image (application/pdf; its bytes are ' +
+				`text: "${'%'.repeat(100)}")`,
 			/PNG, JPEG, GIF, WebP\)\. Nothing was sent/,
 		],
 		[
@@ -243,13 +244,16 @@ describe('a model that refuses images', () => {
 });
 
 describe('issue 28: image URLs checked like Video references, bytes sniffed, sizes known before reading', () => {
-	const urlEntry = (imageUrls: unknown) => ({ role: 'user', content: 'What is this?', imageSource: 'url', imageUrls });
+	const urlEntry = (imageUrls: string | Array<string | number>) => ({
+		...{ role: 'user', content: 'What is this?' },
+		...{ imageSource: 'url', imageUrls },
+	});
 	const sentUrls = (server: Served) =>
 		(JSON.parse(server.bodies[0]) as { messages: Array<{ content: IDataObject[] }> }).messages[0].content
 			.filter((part) => part.type === 'image_url')
 			.map((part) => (part.image_url as IDataObject).url);
 
-	it('an image-CDN URL with commas is sent whole; a saved comma-separated list still gives one image per URL', async () => {
+	it('an image-CDN URL with commas is sent whole; a saved comma-separated list still gives one per URL', async () => {
 		const cdn = 'https://res.cloudinary.example/demo/image/upload/w_200,h_100,c_fill/a.png';
 		const inline = 'data:image/gif;base64,R0lGODlhAQABAAAAACw=';
 		await withServer({ status: 200, body: COMPLETION }, async (server) => {
@@ -317,7 +321,8 @@ describe('issue 28: image URLs checked like Video references, bytes sniffed, siz
 	it('a list entry that is not text is refused (Create a Response too)', async () => {
 		await withServer({ status: 200, body: RESPONSE }, async (server) => {
 			const result = await run(responses(urlEntry(['https://example.com/a.png', 42])), server.url);
-			expect(result.nodeError('Chat')?.message).toBe('Input › Message 1: "Image URL(s)" entry 2: 42 is not a URL (text)');
+			const message = 'Input › Message 1: "Image URL(s)" entry 2: 42 is not a URL (text)';
+			expect(result.nodeError('Chat')?.message).toBe(message);
 			expect(server.bodies).toHaveLength(0);
 		});
 	});
