@@ -1,4 +1,4 @@
-// Time: about 4 s alone, up to 15 s on a busy machine (images of 20 MB are built, stored, and refused unread).
+// Time: about 18 s on the shared 2-core machine (images of 20–21 MB are built, stored, and refused unread).
 /**
  * Images in Chat messages, through n8n's engine against a loopback server of the test's own: the exact bytes both
  * operations send for images by URL and from a binary field (a `data:` URL), the checks made before anything is sent
