@@ -52,7 +52,7 @@ async function waitFor(taskId: string, status: string, timeoutMs = 5000): Promis
 }
 
 test('the process knob: /__mock/state says new-api, every answer carries X-Oneapi-Request-Id', async () => {
-	const state = await (await fetch(`${mock.url}/__mock/state`)).json();
+	const state = (await (await fetch(`${mock.url}/__mock/state`)).json()) as { personality: string };
 	expect(state.personality).toBe('new-api');
 	const res = await call('/v1/models');
 	expect(res.headers['x-oneapi-request-id']).toMatch(/^\d{14}[A-Za-z0-9]{16}$/);
