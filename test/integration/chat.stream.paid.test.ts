@@ -4,6 +4,8 @@
  * POST again, and the error keeps the text that arrived. Also the bytes new-api really sends (`: PING` comments
  * between frames, a last usage chunk with `"choices": []`). Chat through n8n's engine against loopback servers of
  * the test's own.
+ * Before the fix 9 of these 10 failed: 3 POSTs under Retry On Fail for each error event, and the endless event was
+ * read whole (40 MiB); new-api's stream was already read right (its test guards it).
  */
 import type { ServerResponse } from 'http';
 import type { IDataObject } from 'n8n-workflow';
