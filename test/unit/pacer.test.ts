@@ -137,7 +137,78 @@ describe('pacer', () => {
 		const gaps = ten.slice(1).map((p, i) => p - ten[i]);
 		expect(Math.min(...gaps)).toBeGreaterThan(0.05);
 	});
+
+	it('after one 429 at low demand, a batch finds the pace back at 10 requests/s within 30 s (×1.5 per quiet window)', async () => {
+		const { time, pacer, sleep } = pacerWithSleep();
+		// A request every 2 s (0.5 a second), then a 429: paced at 0.9 requests/s (less than 1 a second counts as 1).
+		for (let i = 0; i < 10; i++) {
+			await pacer.acquire(sleep, 'poll');
+			pacer.onAccepted();
+			time.advance(2000);
+		}
+		pacer.onLimited(1000);
+		expect(pacer.rate).toBeCloseTo(0.9, 5);
+		const waitEnds = time.now + 1000;
+		// Then a batch: one request after another as fast as the pace lets them, each accepted.
+		while (pacer.rate < 10 && time.now < waitEnds + 300_000) {
+			await pacer.acquire(sleep, 'submit');
+			pacer.onAccepted();
+		}
+		// Measured: 22.1 s, 77 answers (0.9 → 1.4 → 1.9 → 2.7 → 3.9 → 5.7 → 8.5 → 12.7 requests/s, a step per 3 s
+		// window). The additive increase alone: 2.2 requests/s after 90 s (133 answers), when the quiet period unpaced it.
+		expect((time.now - waitEnds) / 1000).toBeLessThanOrEqual(30);
+	});
+
+	it('at a real limit (6 requests/s, a token bucket) the pace keeps its sawtooth: few 429s, the limit used', async () => {
+		const { time, pacer, sleep } = pacerWithSleep();
+		const { accepted, limited } = await againstLimit(pacer, time, sleep, 6, 120);
+		// Measured: 1.1% answered 429, 5.97 requests/s accepted, exactly as with the additive increase alone (the service
+		// never takes 1.5 times the rate it refused at, so the pace never grows by quiet windows here).
+		expect(limited / (accepted + limited)).toBeLessThanOrEqual(0.03);
+		expect(accepted / 120).toBeGreaterThanOrEqual(6 * 0.9);
+	});
+
+	it('a 429 at low demand, then a batch at a real limit: the pace grows to the limit, then keeps its sawtooth', async () => {
+		const { time, pacer, sleep } = pacerWithSleep();
+		pacer.onLimited(1000);
+		expect(pacer.rate).toBeCloseTo(0.9, 5);
+		time.advance(1000);
+		const { accepted, limited } = await againstLimit(pacer, time, sleep, 6, 120);
+		// Measured: 1.2% answered 429, 5.43 requests/s over the 2 minutes (the additive increase alone: 0.3%, 2.41).
+		expect(limited / (accepted + limited)).toBeLessThanOrEqual(0.03);
+		expect(accepted / 120).toBeGreaterThanOrEqual(6 * 0.85);
+	});
 });
+
+/**
+ * A service limiting to `limit` requests/s as the mock does (a token bucket holding one second's worth; a 429 with a
+ * Retry-After in whole seconds takes no token), asked one request after another for `seconds` through the pacer.
+ */
+async function againstLimit(
+	pacer: Pacer,
+	time: ReturnType<typeof fakeTime>,
+	sleep: (ms: number) => Promise<void>,
+	limit: number,
+	seconds: number,
+) {
+	const bucket = { tokens: limit, at: time.now };
+	const end = time.now + seconds * 1000;
+	let [accepted, limited] = [0, 0];
+	while (time.now < end) {
+		await pacer.acquire(sleep, limited > 0 ? 'retry' : 'submit');
+		bucket.tokens = Math.min(limit, bucket.tokens + ((time.now - bucket.at) / 1000) * limit);
+		bucket.at = time.now;
+		if (bucket.tokens >= 1) {
+			bucket.tokens--;
+			accepted++;
+			pacer.onAccepted();
+		} else {
+			limited++;
+			pacer.onLimited(Math.max(1, Math.ceil((1 - bucket.tokens) / limit)) * 1000);
+		}
+	}
+	return { accepted, limited };
+}
 
 /**
  * Several executions on one fake clock: each sleep is a timer of its execution (cancellable by execution), and run()
@@ -213,6 +284,37 @@ describe('pacer shared by the executions on one credential', () => {
 		expect(order).toMatch(/^(ab)+$|^(ba)+$/);
 		expect(a.stats.turns + b.stats.turns).toBe(30);
 		expect(b.stats.turns).toBe(5);
+	});
+
+	it("a poll waiting behind another execution's endless submissions is served within 5 turns (ageing)", async () => {
+		const { time, run, turns, take } = executionsOnOneClock();
+		const state = new PaceState();
+		const [a, b] = [new Pacer(time.clock, undefined, state), new Pacer(time.clock, undefined, state)];
+		a.onLimited(1000);
+		// B keeps three submissions waiting for 60 turns (a new one for each served); A then asks for polls, one at a
+		// time (the next when the last was served), as a task's poll loop would.
+		let bLeft = 60;
+		const bStream = (): Promise<void> => take(b, 'b', 'submit').then(() => (--bLeft >= 3 ? bStream() : undefined));
+		const bWaits = [bStream(), bStream(), bStream()];
+		await run(time.now + 1000 + 5 * (1000 / a.rate));
+		const polls: Array<{ askedAt: number; servedAt?: number }> = [];
+		const aPolls = async () => {
+			for (let i = 0; i < 6; i++) {
+				const poll: { askedAt: number; servedAt?: number } = { askedAt: turns.length };
+				polls.push(poll);
+				await take(a, 'a', 'poll');
+				poll.servedAt = turns.length - 1;
+			}
+		};
+		const aWait = aPolls();
+		await run();
+		await Promise.all([...bWaits, aWait]);
+		// Every poll was served within 5 turns of asking (strict priority: none until B's 60 submissions were over).
+		for (const poll of polls) expect(poll.servedAt! - poll.askedAt).toBeLessThanOrEqual(5);
+		// …and B's submissions still had most turns while A polled: 4 in 5 (polls do not starve submissions).
+		const whilePolling = turns.slice(polls[0].askedAt, polls[5].servedAt! + 1);
+		expect(whilePolling.filter((turn) => turn.who === 'b').length).toBeGreaterThanOrEqual(4 * 5);
+		expect(turns.filter((turn) => turn.who === 'b')).toHaveLength(60);
 	});
 
 	it("a 429 seen by one execution blocks the other's requests until its Retry-After", async () => {

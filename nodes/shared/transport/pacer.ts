@@ -10,14 +10,21 @@
  *   second since the last wait ended, over the last 3 s, at least 1 s; counted as at least 1 a second): a
  *   multiplicative decrease, once per wait (the answers of requests already in flight do not lower it again).
  * - Each accepted answer raises the rate by a small constant (additive increase: about 1% a second at saturation), so
- *   the pace recovers gradually when the 429s stop and finds the service's limit again without hammering it.
+ *   near the rate the service refused at the pace creeps back and finds the limit again without hammering it.
+ * - Once the service has taken clearly more than the rate it refused at (1.5 times, over a quiet window of 3 s without
+ *   a 429), that rate was no limit (a 429 at low demand, or the limit went up): the rate then grows ×1.5 per quiet
+ *   window, up to 1.5 times what the service took in it, until the next 429. A token bucket's burst cannot fake it
+ *   (a full second's worth spread over 3 s is 1.33 times), so a key at its limit keeps the gentle sawtooth.
  * - After 90 s without a 429 and with nobody waiting, the credential is unpaced again (QUIET_MS says why 90 s).
  * - Each execution has its own Pacer (queue, pump, poll phases, stats) on its credential's PaceState. Turns are
  *   spaced 1/rate across all of them: a pump that wakes grants only if the slot is still free, and then to the best
  *   waiter of any execution on the credential: by priority (a request retried after a 429, then the end of a finished
  *   task such as an artifact list or download, then submissions, then status polls), then the execution served
  *   longest ago, then arrival. So a batch finishes the tasks it has before polling running ones, and executions on
- *   one key take turns.
+ *   one key take turns. Between executions a waiter ages: every AGE_TURNS turns granted to others while an execution
+ *   waits count as one class better, so another execution's endless submissions cannot starve its polls (served
+ *   within AGE_TURNS + 1 turns of a stream of submissions) and its polls cannot starve their submissions either.
+ *   Within one execution the order stays strict (its own batch is finite).
  * Sleeping happens only through each execution's cancellable wait (given by the caller): no timers of our own. A
  * cancelled execution's pump rejects its own waiters only.
  */
@@ -26,6 +33,13 @@ export type PaceClass = 'retry' | 'finish' | 'submit' | 'poll';
 
 const PRIORITY: Record<PaceClass, number> = { retry: 0, finish: 1, submit: 2, poll: 3 };
 
+/**
+ * Turns granted to other executions that make a waiting execution one class better: 4, so that a poll behind another
+ * execution's stream of submissions gets every fifth turn (under a second at 6 requests/s), while a short burst of
+ * others' submissions still goes first as before.
+ */
+const AGE_TURNS = 4;
+
 type Sleep = (ms: number) => Promise<void>;
 
 interface PacerTuning {
@@ -33,6 +47,11 @@ interface PacerTuning {
 	decrease: number;
 	/** Requests/s added per accepted answer (at saturation: this × rate per second). */
 	increasePerAnswer: number;
+	/** Quiet windows: the rate grows this many times when the service took `probeAbove` × the rate it refused at. */
+	growth: number;
+	probeAbove: number;
+	/** A quiet window: this long without a 429 (from the end of the last wait, or the last growth). */
+	quietWindowMs: number;
 	/** Never slower than this (requests/s). */
 	minRate: number;
 	/** The accepted rate is measured over this window (at least one second of it, none of it blocked). */
@@ -52,6 +71,9 @@ const QUIET_MS = 90_000;
 const DEFAULT_PACER_TUNING: PacerTuning = {
 	decrease: 0.9,
 	increasePerAnswer: 0.01,
+	growth: 1.5,
+	probeAbove: 1.5,
+	quietWindowMs: 3000,
 	minRate: 0.2,
 	windowMs: 3000,
 	quietMs: QUIET_MS,
@@ -81,6 +103,11 @@ export class PaceState {
 	private measureFrom = 0;
 	/** A 429 answered before this does not lower the rate again (it belongs to the same wait). */
 	private decreaseEpochEnd = 0;
+	/** The rate the service refused at (what it accepted when the rate was last lowered, not floored). */
+	private refusedAt = 0;
+	/** The current quiet window began here (the end of the last wait, or the last growth); its accepted answers. */
+	private quietFrom = 0;
+	private quietAnswers = 0;
 	/** Pacers with requests waiting: their pumps share the turns. */
 	readonly waiting = new Set<Pacer>();
 	/** Turns granted (to order executions by when they were served last) and waiters queued (arrival order). */
@@ -117,6 +144,9 @@ export class PaceState {
 		this.firstAnswerAt = undefined;
 		this.measureFrom = 0;
 		this.decreaseEpochEnd = 0;
+		this.refusedAt = 0;
+		this.quietFrom = 0;
+		this.quietAnswers = 0;
 	}
 
 	/** Accepted answers per second since the last wait ended, over the window (at least one second). */
@@ -131,7 +161,24 @@ export class PaceState {
 		this.firstAnswerAt ??= now;
 		this.answers.push(now);
 		if (this.answers.length > 8192) this.answers.splice(0, this.answers.length - 8192);
-		if (Number.isFinite(this.rate)) this.rate += this.tuning.increasePerAnswer;
+		if (!Number.isFinite(this.rate)) return;
+		this.rate += this.tuning.increasePerAnswer;
+		// Answers of requests sent before the wait ended do not count towards the window after it.
+		if (now >= this.quietFrom) this.quietAnswers++;
+		this.grow(now);
+	}
+
+	/**
+	 * At the end of a quiet window: when the service took `probeAbove` × the rate it refused at, that was no limit and
+	 * the rate grows `growth` times (up to `growth` × what was taken: a pace nobody uses does not grow for ever).
+	 */
+	private grow(now: number): void {
+		const { quietWindowMs, probeAbove, growth } = this.tuning;
+		if (now < this.quietFrom + quietWindowMs) return;
+		const taken = (this.quietAnswers * 1000) / (now - this.quietFrom);
+		if (taken >= this.refusedAt * probeAbove) this.rate = Math.max(this.rate, Math.min(this.rate, taken) * growth);
+		this.quietFrom = now;
+		this.quietAnswers = 0;
 	}
 
 	/** Returns whether the rate was lowered (once per wait). */
@@ -139,11 +186,15 @@ export class PaceState {
 		this.firstAnswerAt ??= now;
 		this.lastLimitedAt = now;
 		this.blockedUntil = Math.max(this.blockedUntil, now + waitMs);
+		// A quiet window starts when the wait ends.
+		this.quietFrom = this.blockedUntil;
+		this.quietAnswers = 0;
 		if (now < this.decreaseEpochEnd) return false;
-		const accepted = Math.max(1, this.acceptedRate(now));
+		const accepted = this.acceptedRate(now);
+		this.refusedAt = Math.min(this.rate, accepted);
 		this.measureFrom = this.blockedUntil;
 		this.decreaseEpochEnd = this.blockedUntil + Math.max(1000, 1000 / Math.max(this.rate, this.tuning.minRate));
-		this.rate = Math.max(this.tuning.minRate, Math.min(this.rate, accepted) * this.tuning.decrease);
+		this.rate = Math.max(this.tuning.minRate, Math.min(this.rate, Math.max(1, accepted)) * this.tuning.decrease);
 		// The next turn keeps the new spacing from the end of the wait.
 		this.nextAt = Math.max(this.nextAt, this.blockedUntil);
 		return true;
@@ -157,6 +208,8 @@ export class Pacer {
 	private pollPhases = 0;
 	/** The credential's turn count when this execution was last served (0 = never). */
 	private servedAt = 0;
+	/** The credential's turn count when this execution's wait began, or it was last served while waiting. */
+	private waitFrom = 0;
 	lastUsed: number;
 	/** Counters (for logs and tests). */
 	readonly stats = { turns: 0, waitedTurns: 0, limited: 0, decreases: 0 };
@@ -205,6 +258,7 @@ export class Pacer {
 			// Sorted by priority, then arrival; a new waiter goes after its equals.
 			let at = this.queue.length;
 			while (at > 0 && this.queue[at - 1].priority > waiter.priority) at--;
+			if (this.queue.length === 0) this.waitFrom = state.turns;
 			this.queue.splice(at, 0, waiter);
 			state.waiting.add(this);
 			if (!this.pumping) void this.pump(sleep);
@@ -237,12 +291,20 @@ export class Pacer {
 		}
 	}
 
-	/** Whether this execution's first waiter goes before `other`'s (priority, then served longest ago, then arrival). */
+	/**
+	 * Whether this execution's first waiter goes before `other`'s: by class, one class better per AGE_TURNS turns the
+	 * execution has waited (ageing), then served longest ago, then arrival.
+	 */
 	comesBefore(other: Pacer): boolean {
-		const [mine, theirs] = [this.queue[0], other.queue[0]];
-		if (mine.priority !== theirs.priority) return mine.priority < theirs.priority;
+		const [mine, theirs] = [this.rank(), other.rank()];
+		if (mine !== theirs) return mine < theirs;
 		if (this.servedAt !== other.servedAt) return this.servedAt < other.servedAt;
-		return mine.seq < theirs.seq;
+		return this.queue[0].seq < other.queue[0].seq;
+	}
+
+	/** The first waiter's class in turns, less the turns this execution has waited (lower goes first). */
+	private rank(): number {
+		return this.queue[0].priority * AGE_TURNS - (this.state.turns - this.waitFrom);
 	}
 
 	/** The credential granted this execution's first waiter turn number `turn`. */
@@ -251,6 +313,7 @@ export class Pacer {
 		if (this.queue.length === 0) this.state.waiting.delete(this);
 		this.stats.turns++;
 		this.servedAt = turn;
+		this.waitFrom = turn;
 		waiter.resolve();
 	}
 
