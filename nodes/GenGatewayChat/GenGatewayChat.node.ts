@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { chatRunPolicy, runItems } from '../shared/run/runItems';
-import { searchModels } from '../shared/descriptions/models';
+import { modelSearch } from '../shared/descriptions/models';
 import { nodeBase, operationProperty } from '../shared/descriptions/nodeBase';
 import { modelLocator } from '../shared/descriptions/requestFields';
 import * as message from './actions/message.operation';
@@ -55,7 +55,7 @@ export class GenGatewayChat implements INodeType {
 		],
 	};
 
-	methods = { listSearch: { searchModels } };
+	methods = { listSearch: { searchModels: modelSearch('chat') } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return [

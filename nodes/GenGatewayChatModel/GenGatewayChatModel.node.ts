@@ -1,7 +1,7 @@
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 import type { INodeType, INodeTypeDescription, ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
 
-import { searchModels } from '../shared/descriptions/models';
+import { modelSearch } from '../shared/descriptions/models';
 import { modelLocator } from '../shared/descriptions/requestFields';
 import { DEFAULT_TIMEOUT_SECONDS, timeoutMsOf } from '../shared/descriptions/timeoutOption';
 import { normaliseBaseUrl } from '../shared/transport/baseUrl';
@@ -136,7 +136,7 @@ export class GenGatewayChatModel implements INodeType {
 		],
 	};
 
-	methods = { listSearch: { searchModels } };
+	methods = { listSearch: { searchModels: modelSearch('chatModel') } };
 
 	async supplyData(this: ISupplyDataFunctions, itemIndex: number): Promise<SupplyData> {
 		const sdk = await loadAiNodeSdk(this, itemIndex);

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { chatRunPolicy, runItems } from '../shared/run/runItems';
-import { searchModels } from '../shared/descriptions/models';
+import { modelSearch } from '../shared/descriptions/models';
 import { nodeBase, operationProperty } from '../shared/descriptions/nodeBase';
 import { modelLocator } from '../shared/descriptions/requestFields';
 import * as generate from './actions/generate.operation';
@@ -38,7 +38,7 @@ export class GenGatewayImage implements INodeType {
 		],
 	};
 
-	methods = { listSearch: { searchModels } };
+	methods = { listSearch: { searchModels: modelSearch('image') } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return [

@@ -1,20 +1,18 @@
 /**
  * The "Model" resource locator of the Chat and Image nodes: its "From list" mode is fed by the live GET /v1/models,
- * searched through n8n-core's real LoadOptionsContext (what the editor calls), over loopback to the mock.
+ * searched through n8n-core's real LoadOptionsContext (what the editor calls), over loopback to the mock; in its
+ * new-api personality the list says which endpoints each model serves, and each picker puts the models that fit first.
  */
-import { LoadOptionsContext } from 'n8n-core';
-import type { ILoadOptionsFunctions, INode, INodeListSearchResult, INodeProperties, INodeType, IWorkflowExecuteAdditionalData } from 'n8n-workflow';
-import { Workflow } from 'n8n-workflow';
+import type { INodeListSearchResult, INodeProperties, INodeType } from 'n8n-workflow';
 
 import { GenGatewayChat } from '../../nodes/GenGatewayChat/GenGatewayChat.node';
+import { GenGatewayChatModel } from '../../nodes/GenGatewayChatModel/GenGatewayChatModel.node';
 import { GenGatewayImage } from '../../nodes/GenGatewayImage/GenGatewayImage.node';
-import { HarnessCredentialTypes } from '../harness/credential-types';
-import { HarnessCredentialsHelper } from '../harness/credentials-helper';
-import { buildNodeTypes } from '../harness/node-types';
+import { VIDEO_MODEL_IDS } from '../../nodes/GenGatewayVideo/model/matrix';
 import { setupCoreServices } from '../harness/services';
-import { CREDENTIAL_REF, CREDENTIAL_TYPE } from '../harness/workflow-builder';
 import { spawnMockProcess } from '../mock/process';
 import type { MockClient } from '../mock/process';
+import { loadOptionsContext as contextFor, pickerIds } from '../support/loadOptions';
 
 let mock: MockClient;
 beforeAll(async () => {
@@ -24,25 +22,7 @@ beforeAll(async () => {
 afterAll(async () => await mock?.stop());
 beforeEach(async () => await mock.reset());
 
-/** A load-options context for a node of `type`, with the credential pointing at the mock. */
-function loadOptionsContext(type: string, apiKey = mock.apiKey): ILoadOptionsFunctions {
-	const nodeTypes = buildNodeTypes();
-	const node: INode = {
-		id: 'n1',
-		name: 'Node',
-		type: nodeTypes.fullType(type),
-		typeVersion: 1,
-		position: [0, 0],
-		parameters: {},
-		credentials: { [CREDENTIAL_TYPE]: { ...CREDENTIAL_REF } },
-	};
-	const workflow = new Workflow({ id: 'w1', nodes: [node], connections: {}, active: false, nodeTypes });
-	const credentialsHelper = new HarnessCredentialsHelper(new HarnessCredentialTypes(), nodeTypes, {
-		[CREDENTIAL_TYPE]: { baseUrl: mock.url, apiKey },
-	});
-	const additionalData = { credentialsHelper, currentNodeParameters: {} } as unknown as IWorkflowExecuteAdditionalData;
-	return new LoadOptionsContext(workflow, node, additionalData, 'model');
-}
+const loadOptionsContext = (type: string, apiKey = mock.apiKey) => contextFor(type, mock.url, apiKey);
 
 function locatorOf(nodeType: INodeType): INodeProperties {
 	return nodeType.description.properties.find((p) => p.name === 'model' && p.type === 'resourceLocator')!;
@@ -85,5 +65,38 @@ describe.each<[string, INodeType]>([
 	it('reports a wrong key with the 403 message, not an empty list', async () => {
 		const search = nodeType.methods!.listSearch!.searchModels;
 		await expect(search.call(loadOptionsContext(type, 'wrong-key-list-123'))).rejects.toThrow(/403: invalid or missing API key/);
+	});
+});
+
+const PICKERS: [string, INodeType][] = [
+	['genGatewayChat', new GenGatewayChat()],
+	['genGatewayChatModel', new GenGatewayChatModel()],
+	['genGatewayImage', new GenGatewayImage()],
+];
+const byName = (ids: readonly string[]) => [...ids].sort((a, b) => a.localeCompare(b));
+
+test('without supported_endpoint_types (default mock), every picker lists every model by name, as before', async () => {
+	const everything = byName(['gpt-4o-mini', 'gk-chat-1', 'img-1', 'img-1-hd', ...VIDEO_MODEL_IDS]);
+	for (const [type, nodeType] of PICKERS) {
+		expect(await pickerIds(nodeType, loadOptionsContext(type))).toEqual(everything);
+	}
+});
+
+describe('against the mock in its new-api personality (supported_endpoint_types per model)', () => {
+	let newApi: MockClient;
+	beforeAll(async () => {
+		newApi = await spawnMockProcess({ personality: 'new-api' });
+	});
+	afterAll(async () => await newApi?.stop());
+
+	it.each<[string, INodeType, string[]]>([
+		// Chat models (openai) first, image models after, video models (openai-video) left out.
+		['genGatewayChat', new GenGatewayChat(), ['gk-chat-1', 'gpt-4o-mini', 'img-1', 'img-1-hd']],
+		['genGatewayChatModel', new GenGatewayChatModel(), ['gk-chat-1', 'gpt-4o-mini', 'img-1', 'img-1-hd']],
+		['genGatewayImage', new GenGatewayImage(), ['img-1', 'img-1-hd', 'gk-chat-1', 'gpt-4o-mini']],
+	])('%s lists the models that fit first', async (type, nodeType, expected) => {
+		const ctx = contextFor(type, newApi.url, newApi.apiKey);
+		expect(await pickerIds(nodeType, ctx)).toEqual(expected);
+		expect(await pickerIds(nodeType, ctx, 'G')).toEqual(expected.filter((id) => id.includes('g')));
 	});
 });

@@ -2,6 +2,8 @@ import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult } from '
 
 import { gatewayJson } from '../transport/transport';
 import type { GatewayFunctions } from '../transport/transport';
+import { fitRank } from './modelFit';
+import type { ModelPicker } from './modelFit';
 
 /** One entry of `GET /v1/models`, as the service returned it (extra fields kept). */
 type ModelEntry = IDataObject & { id: string };
@@ -34,10 +36,17 @@ export function filterModels(models: ModelEntry[], filter: string | undefined): 
 	return models.filter((model) => model.id.toLowerCase().includes(needle));
 }
 
-/** Resource locator "From list" for the Chat and Image nodes: searchable, fed by the live list. */
-export async function searchModels(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
-	const models = filterModels(await fetchModels(this), filter);
-	return {
-		results: models.map((model) => ({ name: model.id, value: model.id })).sort((a, b) => a.name.localeCompare(b.name)),
+/**
+ * Resource locator "From list" of a picker: searchable, fed by the live list. Where the service says which endpoints a
+ * model serves, the models that fit the node come first and those made only for what no node here calls are left
+ * out (modelFit.ts); otherwise, or among equals, by name.
+ */
+export function modelSearch(picker: ModelPicker) {
+	return async function searchModels(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
+		const ranked = filterModels(await fetchModels(this), filter)
+			.map((model) => ({ id: model.id, rank: fitRank(model, picker) }))
+			.filter((model): model is { id: string; rank: number } => model.rank !== undefined)
+			.sort((a, b) => a.rank - b.rank || a.id.localeCompare(b.id));
+		return { results: ranked.map((model) => ({ name: model.id, value: model.id })) };
 	};
 }
