@@ -10,9 +10,10 @@ import type { ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 
 import { mp4Header } from '../mock/media';
+import { spawnMockProcess } from '../mock/process';
 import type { MockClient } from '../mock/process';
 import { startFakeVideoService } from '../support/fakeVideoService';
-import { generateParams as generate } from '../support/faultTable';
+import { entriesOf, generateParams as generate, PATHS } from '../support/faultTable';
 import { sendJson, startScriptedServer } from '../support/scriptedServer';
 import type { ScriptedRequest, ScriptedServer } from '../support/scriptedServer';
 import { runVideo, sha256 } from '../support/videoRun';
@@ -28,7 +29,10 @@ type Content = (req: ScriptedRequest, res: ServerResponse, index: number) => voi
 /** The service answers SUCCESS and lists the video; `content` answers the n-th content request (0-based). */
 async function serviceWith(content: Content) {
 	let index = 0;
-	return await startFakeVideoService({ status: () => ({ status: 'SUCCESS' }), content: (req, res) => content(req, res, index++) });
+	return await startFakeVideoService({
+		status: () => ({ status: 'SUCCESS' }),
+		content: (req, res) => content(req, res, index++),
+	});
 }
 
 async function run(service: ScriptedServer, operation: 'download' | 'generate' = 'download') {
@@ -48,8 +52,8 @@ function closeDelimited(res: ServerResponse, headers: string[], body: Buffer): v
 }
 
 /** Sends `body` with the given headers, but closes the connection after `cutAt` bytes. */
-function cutAfter(res: ServerResponse, status: number, headers: Record<string, string | number>, body: Buffer, cutAt: number) {
-	res.writeHead(status, headers);
+function cutAfter(res: ServerResponse, headers: Record<string, string | number>, body: Buffer, cutAt: number) {
+	res.writeHead(200, headers);
 	res.write(body.subarray(0, cutAt), () => res.socket?.end());
 }
 
@@ -65,8 +69,8 @@ async function expectError(service: ScriptedServer, operation: 'download' | 'gen
 
 describe('Video download: a page or a fragment is never stored as the video', () => {
 	it.each([
-		['an HTML "Link expired" page', 'text/html; charset=utf-8', '<!doctype html><html><body>Link expired</body></html>', /HTML page/],
-		['a JSON error', 'application/json', '{"error":{"message":"signature expired","code":"expired"}}', /signature expired/],
+		['an HTML "Link expired" page', 'text/html', '<!doctype html><html><body>Link expired</body></html>', /HTML page/],
+		['a JSON error', 'application/json', '{"error":{"message":"signature expired"}}', /signature expired/],
 	])('a 302 to a 200 with %s is refused, redirected or not', async (_name, type, page, said) => {
 		const cdn = await startScriptedServer((_req, res) => {
 			res.writeHead(200, { 'content-type': type, 'content-length': Buffer.byteLength(page) });
@@ -118,11 +122,13 @@ describe('Video download: a page or a fragment is never stored as the video', ()
 
 	it('a close-delimited body cut short is an error that says so (tried 3 times)', async () => {
 		const cutAt = Math.floor(SIZE * 0.6);
-		const service = await serviceWith((_req, res) => closeDelimited(res, ['Content-Type: video/mp4'], VIDEO.subarray(0, cutAt)));
+		const service = await serviceWith((_req, res) =>
+			closeDelimited(res, ['Content-Type: video/mp4'], VIDEO.subarray(0, cutAt)),
+		);
 		try {
 			expect(await expectError(service)).toBe(
-				`Downloading task_fake1.mp4 failed: the body ended before the whole file arrived (the mp4 stops at byte ${cutAt}, ` +
-					`inside a box that runs to byte ${SIZE})`,
+				'Downloading task_fake1.mp4 failed: the body ended before the whole file arrived ' +
+					`(the mp4 stops at byte ${cutAt}, inside a box that runs to byte ${SIZE})`,
 			);
 			expect(contentRequests(service)).toHaveLength(3);
 		} finally {
@@ -142,7 +148,8 @@ describe('Video download: a page or a fragment is never stored as the video', ()
 						`\\d+, inside a box that runs to byte ${SIZE}\\)$`,
 				),
 			);
-			expect(contentRequests(service).map((r) => r.headers['accept-encoding'])).toEqual(['identity', 'identity', 'identity']);
+			const encodings = contentRequests(service).map((r) => r.headers['accept-encoding']);
+			expect(encodings).toEqual(['identity', 'identity', 'identity']);
 		} finally {
 			await service.close();
 		}
@@ -162,12 +169,15 @@ describe('Video download: a body cut mid-way', () => {
 			const headers = { 'content-type': 'video/mp4', 'accept-ranges': 'bytes', etag: ETAG };
 			if (index === 0) {
 				served += Math.floor(SIZE * 0.9);
-				return cutAfter(res, 200, { ...headers, 'content-length': SIZE }, VIDEO, Math.floor(SIZE * 0.9));
+				return cutAfter(res, { ...headers, 'content-length': SIZE }, VIDEO, Math.floor(SIZE * 0.9));
 			}
 			const body = VIDEO.subarray(start);
 			served += body.length;
 			if (start === 0) res.writeHead(200, { ...headers, 'content-length': SIZE });
-			else res.writeHead(206, { ...headers, 'content-length': body.length, 'content-range': `bytes ${start}-${SIZE - 1}/${SIZE}` });
+			else {
+				const range = `bytes ${start}-${SIZE - 1}/${SIZE}`;
+				res.writeHead(206, { ...headers, 'content-length': body.length, 'content-range': range });
+			}
 			res.end(body);
 		};
 		return { content, served: () => served };
@@ -203,7 +213,8 @@ describe('Video download: a body cut mid-way', () => {
 		try {
 			expect(result.error).toBeUndefined();
 			expect(sha256(await result.readBinary(result.output()[0]))).toBe(sha256(VIDEO));
-			expect(contentRequests(service).map((r) => r.headers.range)).toEqual([undefined, `bytes=${Math.floor(SIZE * 0.9)}-`]);
+			const ranges = contentRequests(service).map((r) => r.headers.range);
+			expect(ranges).toEqual([undefined, `bytes=${Math.floor(SIZE * 0.9)}-`]);
 		} finally {
 			await result.cleanup();
 			await service.close();
@@ -213,7 +224,7 @@ describe('Video download: a body cut mid-way', () => {
 	it('starts over without Accept-Ranges: exact file, the second request without Range', async () => {
 		const service = await serviceWith((_req, res, index) => {
 			const headers = { 'content-type': 'video/mp4', 'content-length': SIZE };
-			if (index === 0) return cutAfter(res, 200, headers, VIDEO, Math.floor(SIZE * 0.9));
+			if (index === 0) return cutAfter(res, headers, VIDEO, Math.floor(SIZE * 0.9));
 			res.writeHead(200, headers);
 			res.end(VIDEO);
 		});
@@ -230,7 +241,7 @@ describe('Video download: a body cut mid-way', () => {
 });
 
 describe('Video download: the artifact lags the status', () => {
-	it.each(['download', 'generate'] as const)('%s: a 409 artifact_not_ready twice, then the file: exact', async (operation) => {
+	it.each(['download', 'generate'] as const)('%s: a 409 artifact_not_ready twice, then the file', async (operation) => {
 		const service = await serviceWith((_req, res, index) => {
 			if (index < 2) {
 				return sendJson(res, 409, {
@@ -248,6 +259,37 @@ describe('Video download: the artifact lags the status', () => {
 		} finally {
 			await result.cleanup();
 			await service.close();
+		}
+	});
+});
+
+describe('Video download against the mock in new-api mode (Range, If-Range and ETag as new-api serves them)', () => {
+	it('Generate + wait: the content cut at 90 % once resumes with Range; the stored video is exact', async () => {
+		const mock = await spawnMockProcess({ personality: 'new-api', apiKey: KEY });
+		try {
+			const size = 3 * 1024 * 1024;
+			const cutAt = Math.floor(size * 0.9);
+			await mock.setFaults([{ method: 'GET', path: PATHS.content, kind: 'cut-mid-body', afterBytes: cutAt }]);
+			const parameters = generate(`[[instant]] [[size=${size}]] cut once`, { options: { pollInterval: 1, maxWait: 0.2 } });
+			const result = await runVideo(mock, parameters);
+			try {
+				expect(result.error).toBeUndefined();
+				const [item] = result.output();
+				const taskId = item.json.task_id as string;
+				const whole = await fetch(`${mock.url}/v1/tasks/${taskId}/artifacts/video/content`, {
+					headers: { Authorization: `Bearer ${KEY}` },
+				});
+				const stored = await result.readBinary(item);
+				expect(stored.length).toBe(size);
+				expect(sha256(stored)).toBe(sha256(Buffer.from(await whole.arrayBuffer())));
+				const [cut, resumed] = entriesOf(await mock.log(), 'content');
+				expect([cut.status, cut.outcome, resumed.status]).toEqual([200, 'fault:cut-mid-body', 206]);
+				expect(await mock.submissions()).toBe(1);
+			} finally {
+				await result.cleanup();
+			}
+		} finally {
+			await mock.stop();
 		}
 	});
 });

@@ -36,13 +36,15 @@ describe('BoxWalker', () => {
 		large.writeBigUInt64BE(66n, 8);
 		expect(walk(Buffer.concat([box('ftyp', 24), large]))).toBeUndefined();
 		expect(walk(Buffer.concat([box('ftyp', 24), large.subarray(0, 40)]))).toMatch(/runs to byte 90$/);
-		expect(walk(Buffer.concat([box('ftyp', 24), large.subarray(0, 12)]))).toBe('the mp4 stops at byte 36, inside a box header');
+		const cutHeader = Buffer.concat([box('ftyp', 24), large.subarray(0, 12)]);
+		expect(walk(cutHeader)).toBe('the mp4 stops at byte 36, inside a box header');
 	});
 
 	it('gives no verdict where it cannot judge: a box to the end, bytes that are not boxes, a few trailing bytes', () => {
 		const toEnd = Buffer.concat([box('ftyp', 24), Buffer.from([0, 0, 0, 0]), Buffer.from('mdat'), Buffer.alloc(10)]);
 		expect(walk(toEnd)).toBeUndefined();
-		expect(walk(Buffer.concat([box('ftyp', 24), Buffer.from([0, 0, 0, 40, 1, 2, 3, 4]), Buffer.alloc(4)]))).toBeUndefined();
+		const notBoxes = Buffer.concat([box('ftyp', 24), Buffer.from([0, 0, 0, 40, 1, 2, 3, 4]), Buffer.alloc(4)]);
+		expect(walk(notBoxes)).toBeUndefined();
 		// The test suite's tiny fake video: a 24-byte ftyp box and 4 more bytes.
 		expect(walk(Buffer.from('\x00\x00\x00\x18ftypmp42fake video bytes', 'binary'))).toBeUndefined();
 	});
