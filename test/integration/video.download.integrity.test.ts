@@ -156,6 +156,23 @@ describe('Video download: a page or a fragment is never stored as the video', ()
 	});
 });
 
+it('a whole gzip body with its Content-Length (sent although identity was asked for) is stored exact', async () => {
+	const zipped = gzipSync(VIDEO);
+	const service = await serviceWith((_req, res) => {
+		res.writeHead(200, { 'content-type': 'video/mp4', 'content-encoding': 'gzip', 'content-length': zipped.length });
+		res.end(zipped);
+	});
+	const result = await run(service);
+	try {
+		expect(result.error).toBeUndefined();
+		expect(sha256(await result.readBinary(result.output()[0]))).toBe(sha256(VIDEO));
+		expect(contentRequests(service)).toHaveLength(1);
+	} finally {
+		await result.cleanup();
+		await service.close();
+	}
+});
+
 describe('Video download: a body cut mid-way', () => {
 	const ETAG = '"v1-abc"';
 

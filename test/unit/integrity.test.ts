@@ -21,6 +21,11 @@ describe('BoxWalker', () => {
 
 	it('finds a whole file whole, fed in any pieces', () => {
 		for (const step of [1, 3, 8, 64, whole.length]) expect(walk(whole, step)).toBeUndefined();
+		const walker = new BoxWalker();
+		walker.feed(whole.subarray(0, 132));
+		expect(walker.complete()).toBe(true);
+		walker.feed(whole.subarray(132, 200));
+		expect(walker.complete()).toBe(false);
 		expect(walk(Buffer.concat([mp4Header(5000), Buffer.alloc(5000 - 40)]))).toBeUndefined();
 	});
 

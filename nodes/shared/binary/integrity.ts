@@ -86,6 +86,11 @@ export class BoxWalker {
 		this.header = [];
 	}
 
+	/** The bytes so far are whole boxes of a structure it recognised, the last one ending exactly here. */
+	complete(): boolean {
+		return !this.unknown && !this.toEnd && this.header.length === 0 && this.offset > 0 && this.offset === this.next;
+	}
+
 	/** Why the file is incomplete, or undefined when it is whole (or its structure is not one we can judge). */
 	verdict(): string | undefined {
 		if (this.unknown || this.toEnd) return undefined;
