@@ -244,11 +244,13 @@ export async function downloadChecked(ctx: IExecuteFunctions, spec: CheckedDownl
 				`Gen Gateway: download of ${spec.name} broke (${reason}); retry ${attempt + 1} ` +
 					(from > 0 ? `from byte ${from}` : 'from the start'),
 			);
-			await waitFor(ctx, delay);
-			response = await reopen(ctx, spec, file, from).catch(async (failure: unknown) => {
+			// A cancelled wait or a failed request drops what was stored, like any other ending.
+			const abandoned = async (failure: unknown) => {
 				await file?.abandon();
 				throw asNodeError(ctx, failure, spec.itemIndex);
-			});
+			};
+			await waitFor(ctx, delay).catch(abandoned);
+			response = await reopen(ctx, spec, file, from).catch(abandoned);
 			if (from === 0 || !file?.continues(response)) {
 				// Started over: what was stored is dropped, and this answer is judged as a first one.
 				await file?.abandon();
