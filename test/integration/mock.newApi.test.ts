@@ -126,6 +126,22 @@ test('FAILURE carries fail_reason and finished_at; an unknown task is 404 "Task 
 	expect(missing.body.toString()).toBe('{"error":{"message":"Task not found","type":"invalid_request_error"}}');
 });
 
+test('[[providerData]]: the status also carries the provider\'s own record, in its own words', async () => {
+	const id = await submit('with data [[providerData]] [[never]]');
+	const body = await waitFor(id, 'IN_PROGRESS');
+	expect(Object.keys(body)).toEqual([
+		'task_id',
+		'platform',
+		'status',
+		'progress',
+		'fail_reason',
+		'created_at',
+		'finished_at',
+		'data',
+	]);
+	expect(body.data).toEqual({ id, object: 'video', status: 'processing', model: VIDEO_MODEL, seconds: '5' });
+});
+
 test('refusals: wrapped before submitting (404 plugin, 415, 400 JSON / model), flat from the submission', async () => {
 	const plugin = await call('/v1/tasks/kling', { body: { model: VIDEO_MODEL, prompt: 'x' } });
 	expect(plugin.status).toBe(404);

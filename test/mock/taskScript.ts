@@ -40,6 +40,7 @@ const MARKERS: Record<string, MarkerHandler> = {
 	bytespersecond: number('bytesPerSecond', parseSize),
 	shape: (v) => (v === 'data' || v === 'bare' || v === 'artifacts' ? { artifactListShape: v } : undefined),
 	artifactlistshape: (v) => MARKERS.shape(v),
+	providerdata: () => ({ providerData: true }),
 };
 
 export const MARKER_NAMES = Object.keys(MARKERS);
@@ -76,5 +77,6 @@ export function sanitizeScript(input: unknown): Partial<TaskScript> {
 	if (typeof src.failReason === 'string') out.failReason = src.failReason;
 	const shape = src.artifactListShape;
 	if (shape === 'data' || shape === 'bare' || shape === 'artifacts') out.artifactListShape = shape;
+	if (typeof src.providerData === 'boolean') out.providerData = src.providerData;
 	return out;
 }

@@ -108,7 +108,22 @@ export function newApiTaskView(task: TaskRecord, now = Date.now()): Record<strin
 		fail_reason: status === 'FAILURE' ? task.script.failReason : '',
 		created_at: Math.floor(task.createdAtMs / 1000),
 		finished_at: finished ? Math.floor((finishedAtMs(task) ?? now) / 1000) : 0,
+		...(task.script.providerData ? { data: providerRecord(task, status) } : {}),
 	};
+}
+
+const PROVIDER_WORDS: Record<NewApiStatus, string> = {
+	NOT_START: 'pending',
+	SUBMITTED: 'pending',
+	QUEUED: 'queued',
+	IN_PROGRESS: 'processing',
+	SUCCESS: 'succeeded',
+	FAILURE: 'failed',
+};
+
+/** A provider's own record as some new-api plugins pass it on: its words and numbers, the id rewritten to ours. */
+function providerRecord(task: TaskRecord, status: NewApiStatus): Record<string, unknown> {
+	return { id: task.id, object: 'video', status: PROVIDER_WORDS[status], model: task.model, seconds: '5' };
 }
 
 export function mediaPath(task: TaskRecord): string {

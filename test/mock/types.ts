@@ -24,6 +24,8 @@ export interface TaskScript {
 	bytesPerSecond?: number;
 	/** Shape of the artifact list: `{data:[...]}`, a bare array, or `{artifacts:[...]}`. */
 	artifactListShape: 'data' | 'bare' | 'artifacts';
+	/** new-api personality: the status also carries `data`, a provider's own record with its own status words. */
+	providerData?: boolean;
 }
 
 export const DEFAULT_TASK_SCRIPT: TaskScript = {
