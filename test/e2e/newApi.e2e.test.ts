@@ -4,6 +4,9 @@
 // key is 401, streams carry `: PING` and a usage chunk, the model list is new-api's. One n8n home, one import per
 // kind, one `n8n execute` of a workflow whose branches run every job (each node continues on fail, so one broken job
 // shows as its own failure and the others still run), one `n8n start` for the credential test.
+// Time: about 45 s on a quiet machine, 65-75 s on a busy one: the `n8n execute` takes 22-26 s because its three
+// video tasks (3 s, 6 s, 7.5 s of mock time, polled and looped as a user's would be) run one branch after another; then
+// `n8n start` (10-14 s) for the credential test and two imports (4-6 s each).
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import type { LogEntry } from '../mock/types';
 import { importWorkflows } from './workflows/imports';
@@ -27,14 +30,17 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 /** Every node keeps going when it fails: its error becomes its item, and the test names the job that broke. */
 const ON: NodeSettings = { onError: 'continueRegularOutput' };
 
-/** The tasks (mock markers set their clock): each runs through every new-api status while n8n polls it. */
+/**
+ * The tasks (mock markers set their clock): each runs through every new-api status while n8n polls it. Two also carry
+ * a provider's own record (`data`, with statuses in its own words: pending, processing…), as some plugins pass on.
+ */
 const PROMPTS = {
 	/** Generate with Wait for Completion, polled every second. */
-	wait: 'A lighthouse at dawn [[queuedMs=1500]] [[runMs=1500]]',
+	wait: 'A lighthouse at dawn [[queuedMs=1500]] [[runMs=1500]] [[providerData]]',
 	/** Generate, then Get Status at once (NOT_START for 2 s), List Artifacts while it runs, Wait for Completion… */
 	status: 'Paper boats on a rainy street [[queuedMs=6000]] [[runMs=1500]]',
 	/** Generate, then the durable loop: Wait 2 s → Check → Still Running back to the Wait. */
-	check: 'A clock tower through a day [[queuedMs=3000]] [[runMs=3000]]',
+	check: 'A clock tower through a day [[queuedMs=3000]] [[runMs=3000]] [[providerData]]',
 	/** Sent with a key the service refuses. */
 	refused: 'A task nobody pays for',
 };
