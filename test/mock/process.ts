@@ -20,12 +20,17 @@ export interface MockProcessOptions {
 	/** Passed as MOCK_RATE_LIMIT / MOCK_TASK_SECONDS / MOCK_READ_FAULT_RATE (override the parent's environment). */
 	limits?: Partial<MockLimits>;
 	/**
-	 * 'new-api': the child answers as new-api does (MOCK_PERSONALITY). Default 'default', whatever the parent's
-	 * environment says (so a MOCK_PERSONALITY in a test run's shell cannot change every test's mock).
+	 * 'new-api': the child answers as new-api does (MOCK_PERSONALITY). Default: 'default', or 'new-api' when the test
+	 * run sets GEN_GATEWAY_MOCK_PERSONALITY=new-api (to run existing tests against new-api's wire); the parent's own
+	 * MOCK_PERSONALITY is never inherited.
 	 */
 	personality?: Personality;
 	/** Give up waiting for the start-up line after this long (default 20 s). */
 	startTimeoutMs?: number;
+}
+
+function defaultPersonality(): Personality {
+	return process.env.GEN_GATEWAY_MOCK_PERSONALITY === 'new-api' ? 'new-api' : 'default';
 }
 
 /** Plain JS when the mock can be precompiled; ts-node (transpile-only) otherwise. */
@@ -62,7 +67,7 @@ export async function spawnMockProcess(opts: MockProcessOptions = {}): Promise<M
 		...process.env,
 		PORT: String(opts.port ?? 0),
 		MOCK_EXIT_WITH_STDIN: '1',
-		MOCK_PERSONALITY: opts.personality ?? 'default',
+		MOCK_PERSONALITY: opts.personality ?? defaultPersonality(),
 		...(opts.apiKey ? { MOCK_API_KEY: opts.apiKey } : {}),
 		...(opts.secondaryKeys ? { MOCK_SECONDARY_KEYS: JSON.stringify(opts.secondaryKeys) } : {}),
 		...(opts.defaults ? { MOCK_DEFAULTS: JSON.stringify(opts.defaults) } : {}),
