@@ -8,6 +8,7 @@ import type { FakeVideoOptions } from '../support/fakeVideoService';
 import { sendJson, startScriptedServer } from '../support/scriptedServer';
 import { runVideo } from '../support/videoRun';
 
+type NodeErrorShape = Error & { description?: string; context?: Record<string, unknown> };
 const at = (server: { url: string }) => ({ url: server.url, apiKey: 'k-123456' }) as unknown as MockClient;
 const running = { task_id: 'task_r', platform: 'vendor', status: 'IN_PROGRESS', progress: '30%', fail_reason: '' };
 const newApiEmpty = { task_id: 'task_r', artifacts: [] };
@@ -18,7 +19,7 @@ async function run(operation: string, options: Omit<FakeVideoOptions, 'taskId'>)
 	const server = await startFakeVideoService({ taskId: 'task_r', ...options });
 	try {
 		const result = await runVideo(at(server), { operation, taskId: 'task_r' });
-		return { error: result.nodeError('Video'), output: result.error ? [] : result.output(), requests: [...server.requests] };
+		return { error: result.nodeError('Video') as NodeErrorShape | undefined, output: result.error ? [] : result.output(), requests: [...server.requests] };
 	} finally {
 		await server.close();
 	}

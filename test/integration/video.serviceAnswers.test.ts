@@ -97,7 +97,7 @@ describe('Video: reading the status and artifact records', () => {
 			{ pollInterval: 1, maxWait: 0.05 },
 		);
 		try {
-			const error = result.nodeError('Video')!;
+			const error = result.nodeError('Video') as Error & { description?: string };
 			expect(error.message).toMatch(/^Video task task_fake1 did not finish within 0.05 minute\(s\) \(last status PAUSED, 40%\)/);
 			expect(error.description).toMatch(/The service reported "PAUSED", which neither the service contract nor new-api lists/);
 			expect(server.polls()).toBeGreaterThanOrEqual(3);

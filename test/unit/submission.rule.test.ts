@@ -26,6 +26,14 @@ describe('the rule for answers to a paid POST (one place: nodes/shared/transport
 		expect(failureVerdict('read', 'ECONNRESET')).toBe('retry');
 	});
 
+	it('a redirect that leads nowhere usable ends a read at once (not an outage to retry); a paid POST never follows one', () => {
+		expect(failureVerdict('read', 'ERR_FR_TOO_MANY_REDIRECTS')).toBe('final');
+		expect(failureVerdict('read', 'ERR_FR_REDIRECTION_FAILURE')).toBe('final');
+		expect(failureVerdict('submit', 'ERR_FR_TOO_MANY_REDIRECTS')).toBe('unknown');
+		expect(answerVerdict('submit', 307)).toBe('unknown');
+		expect(answerVerdict('submit', 302)).toBe('unknown');
+	});
+
 	/** The statuses named in a markdown table's first column, with the verdict its other cells state. */
 	function tableVerdicts(markdown: string, heading: string): Map<number, string> {
 		const section = markdown.slice(markdown.indexOf(heading));

@@ -2,6 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 
 import { listArtifacts } from '../task/client';
 import { downloadArtifact } from '../task/content';
+import { notFinishedError } from '../task/notFinished';
 import { forEachTask } from './runPolicy';
 import { checkPathSegment, taskIdProperty } from './taskId';
 
@@ -31,8 +32,13 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		const artifactKey = String(this.getNodeParameter('artifactKey', itemIndex, 'video') || 'video').trim();
 		const key = checkPathSegment(this, 'Artifact Key', artifactKey, itemIndex);
 		const property = this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string;
-		// The listing gives the artifact's MIME type; a listing that fails or lacks the key still lets us try the key.
+		// The listing gives the artifact's MIME type; a listing that fails or lacks the key still lets us try the key,
+		// unless the task is still running or failed (task/notFinished.ts): then that is what the user learns.
 		const listed = (await listArtifacts(this, taskId, itemIndex, gate).catch(() => [])).find((a) => a.key === key);
+		if (!listed) {
+			const notFinished = await notFinishedError(this, taskId, 'Download', itemIndex, gate);
+			if (notFinished) throw notFinished;
+		}
 		const binary = await downloadArtifact(this, taskId, listed ?? { key }, itemIndex, gate);
 		return {
 			json: { task_id: taskId, artifact_key: key, mime_type: binary.mimeType, file_name: binary.fileName },

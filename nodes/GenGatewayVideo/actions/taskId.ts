@@ -1,6 +1,8 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
+import { changesPath } from '../task/pathSegment';
+
 export const taskIdProperty = (operations: string[]): INodeProperties => ({
 	displayName: 'Task ID',
 	name: 'taskId',
@@ -25,23 +27,9 @@ export function readTaskId(ctx: IExecuteFunctions, itemIndex: number): string {
 	return checkPathSegment(ctx, 'Task ID', taskId, itemIndex);
 }
 
-function decoded(text: string): string {
-	try {
-		return decodeURIComponent(text);
-	} catch {
-		return text;
-	}
-}
-
-/**
- * A task id or artifact key goes into the request path: `.`, `..` (also percent-encoded), a slash, a backslash or a
- * control character would change which address is asked (`/v1/tasks/..` is `/v1/`), so it is refused before any
- * request.
- */
+/** A value that would change the request path (task/pathSegment.ts) is refused before any request. */
 export function checkPathSegment(ctx: IExecuteFunctions, label: string, value: string, itemIndex: number): string {
-	const plain = decoded(value);
-	// eslint-disable-next-line no-control-regex
-	if (plain === '.' || plain === '..' || /[/\\\u0000-\u001f\u007f]/.test(plain)) {
+	if (changesPath(value)) {
 		throw new NodeOperationError(
 			ctx.getNode(),
 			`${label}: ${JSON.stringify(value.slice(0, 80))} cannot be used: it would change the request path`,

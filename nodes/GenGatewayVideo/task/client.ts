@@ -5,6 +5,7 @@ import type { Gate } from '../../shared/run/concurrency';
 import { networkError } from '../../shared/transport/errors';
 import { gatewayJson, paceTurn } from '../../shared/transport/transport';
 import type { VideoRequestBody } from '../model/requestBody';
+import { taskIdFrom } from './pathSegment';
 
 /**
  * The one client of the video task endpoints (docs/service-interface.md §4.2): submit, status, artifacts (the content:
@@ -25,6 +26,15 @@ export interface Artifact extends IDataObject {
 	type?: string;
 	mime_type?: string;
 }
+
+const isRecord = (value: unknown): value is IDataObject =>
+	!!value && typeof value === 'object' && !Array.isArray(value);
+
+/** An answer quoted in an error: JSON, at most 300 characters. */
+const bounded = (value: unknown) => {
+	const text = JSON.stringify(value) ?? String(value);
+	return text.length > 300 ? `${text.slice(0, 300)}… (${text.length} characters)` : text;
+};
 
 const taskPath = (taskId: string) => `/v1/tasks/${encodeURIComponent(taskId)}`;
 
@@ -47,16 +57,18 @@ export async function submitTask(
 				turnTaken,
 			}),
 	);
-	const taskId = answer.task_id ?? (answer.data as IDataObject | undefined)?.task_id;
-	if (typeof taskId !== 'string' || taskId === '') {
-		// Accepted, but we cannot follow the task: as unknown as a lost answer, and never resent.
+	const data = isRecord(answer.data) ? answer.data : {};
+	const taskId = [answer.task_id, answer.id, data.task_id, data.id].map(taskIdFrom).find((id) => id !== undefined);
+	if (taskId === undefined) {
+		// Accepted, but we cannot follow the task (no id, or one that would change the request path): as unknown as a
+		// lost answer, never resent; what the service said goes into the error (redacted at the transport, bounded).
 		throw networkError(ctx.getNode(), {
 			code: 'NO_TASK_ID',
 			method: 'POST',
 			path: '/v1/tasks/vendor',
 			itemIndex,
 			outcomeUnknown: true,
-			reason: 'the service answered without a task_id',
+			reason: `the service answered without a usable task_id: ${bounded(answer)}`,
 		});
 	}
 	// In n8n's log at once: if the process dies before the execution is saved (a killed queue worker), the log is
@@ -65,8 +77,6 @@ export async function submitTask(
 	return taskId;
 }
 
-const isRecord = (value: unknown): value is IDataObject =>
-	!!value && typeof value === 'object' && !Array.isArray(value);
 
 /** The documented top-level record wins; a `data` wrapper is only a fallback when the top level has no status. */
 function statusRecord(body: IDataObject): IDataObject {

@@ -29,6 +29,8 @@ function taskError(
 	details: IDataObject,
 ): NodeOperationError {
 	const error = new NodeOperationError(ctx.getNode(), message, { itemIndex, description });
+	// n8n swaps a message that names a network code (ECONNREFUSED…) for its generic text, which drops the task id.
+	error.message = message;
 	Object.assign(error.context, details);
 	return error;
 }

@@ -6,7 +6,7 @@
  */
 
 /** Ends the wait: the video is ready. */
-export const SUCCESS = 'SUCCESS';
+const SUCCESS = 'SUCCESS';
 /** Ends the wait: the task failed; `fail_reason` may say why. */
 export const FAILURE = 'FAILURE';
 
@@ -21,7 +21,7 @@ const ENDED_AS_FAILURE: readonly string[] = ['FAILED', 'CANCELLED', 'CANCELED', 
  * - `running`: a status known to go on;
  * - `unlisted`: a status nobody listed: polled on, named when the wait runs out.
  */
-export type StatusMeaning = 'success' | 'failure' | 'running' | 'unlisted';
+type StatusMeaning = 'success' | 'failure' | 'running' | 'unlisted';
 
 /** `status` as the task layer holds it: trimmed and upper-cased (new-api's submit answer says "queued"). */
 export function meaningOf(status: string): StatusMeaning {

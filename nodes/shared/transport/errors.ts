@@ -67,7 +67,7 @@ function snippet(text: string): string {
 }
 
 /** The service's words for an error: its message (a headline), and its `code` and `type` when it gave them. */
-export interface ServiceWords {
+interface ServiceWords {
 	message: string;
 	/** False when the body held no message of the service's (empty, not JSON, no message field). */
 	parsed: boolean;
@@ -201,7 +201,7 @@ export function networkError(node: INode, input: NetworkErrorInput): NodeApiErro
 	const message = input.outcomeUnknown
 		? `The outcome of ${input.method} ${input.path} is unknown: ${reason}. ` +
 			'The service may have accepted it (and may charge for it), so it was not resubmitted.'
-		: `${input.method} ${input.path} failed: could not reach the service (${input.code}).`;
+		: `${input.method} ${input.path} failed: ${input.reason ?? 'could not reach the service'} (${input.code}).`;
 	const description = [
 		input.outcomeUnknown
 			? 'Before submitting again, check with the service whether a task was created (its task list or your ' +

@@ -72,8 +72,21 @@ const NOT_SENT_CODES: ReadonlySet<string> = new Set([
 	'ERR_INVALID_URL',
 ]);
 
-/** A failed connection: retried when nothing was sent or for a read; for a paid POST otherwise unknown. */
-export function failureVerdict(kind: RequestKind, code: string): 'retry' | 'unknown' {
+/**
+ * Redirects that lead nowhere usable (a loop or a longer chain than a read follows, a target that is not http(s)):
+ * the same answer comes again, so they end at once instead of being retried as an outage (with the key, each time).
+ */
+const REDIRECT_FAILURE_CODES: ReadonlySet<string> = new Set([
+	'ERR_FR_TOO_MANY_REDIRECTS',
+	'ERR_FR_REDIRECTION_FAILURE',
+]);
+
+/**
+ * A failed connection: retried when nothing was sent or for a read; for a paid POST otherwise unknown; a redirect
+ * failure of a read is final (a paid POST never follows one).
+ */
+export function failureVerdict(kind: RequestKind, code: string): 'retry' | 'unknown' | 'final' {
+	if (REDIRECT_FAILURE_CODES.has(code)) return kind === 'read' ? 'final' : 'unknown';
 	if (NOT_SENT_CODES.has(code) || kind === 'read') return 'retry';
 	return 'unknown';
 }

@@ -11,6 +11,7 @@ import type {
 import { joinUrl, normaliseBaseUrl } from './baseUrl';
 import { apiErrorFromResponse, asNodeError, messageFromBody, networkError, redact } from './errors';
 import { pacerOf } from './pacer';
+import { redactDeep } from './redaction';
 import type { PaceClass, Pacer } from './pacer';
 import {
 	answerVerdict,
@@ -88,6 +89,8 @@ export interface StreamResponse {
 }
 
 const DEFAULT_TIMEOUT_MS = 120_000;
+/** Redirects a read follows at most (the content's redirect to a temporary file URL is one). */
+const MAX_READ_REDIRECTS = 5;
 
 function cancelSignal(ctx: GatewayFunctions): AbortSignal | undefined {
 	return 'getExecutionCancelSignal' in ctx ? ctx.getExecutionCancelSignal() : undefined;
@@ -289,7 +292,12 @@ async function withRetries(
 				...where,
 				code: cause.code,
 				outcomeUnknown: verdict === 'unknown',
-				reason: timedOut ? `no answer within ${spec.timeoutMs / 1000} s (its timeout ran out)` : undefined,
+				reason: timedOut
+					? `no answer within ${spec.timeoutMs / 1000} s (its timeout ran out)`
+					: verdict === 'final'
+						? `its redirects lead nowhere usable (a loop, more than ${MAX_READ_REDIRECTS} in a row, or a target ` +
+							'that is not http(s)); not retried, the same answer would come again'
+						: undefined,
 				note:
 					[mayRetry ? `Tried ${attempt} time(s).` : '', timedOut ? (spec.timeoutAdvice ?? '') : '']
 						.filter(Boolean)
@@ -308,7 +316,9 @@ async function withRetries(
 		if (verdict === 'unknown') {
 			// A paid POST answered 500/504/other 5xx: the service (or a gateway in front of it) failed after the
 			// request arrived and may have created the work (docs/service-interface.md §4.2, rule 4): never resent.
-			const said = redact(messageFromBody(body).message, await credentialSecrets(ctx));
+			const secrets = await credentialSecrets(ctx);
+			const said = redact(messageFromBody(body).message, secrets);
+			const location = headerValue(response.headers, 'location');
 			throw networkError(node, {
 				...where,
 				code: `HTTP_${status}`,
@@ -316,7 +326,10 @@ async function withRetries(
 				reason:
 					status === 504
 						? 'a gateway answered 504 (it timed out waiting for the service, which may have received the request)'
-						: `the service answered ${status} (${said}), which does not say whether it created the work`,
+						: status >= 300 && status < 400
+							? `the service answered ${status}, a redirect to ${redirectTarget(location, secrets)}; a paid ` +
+								'request never follows a redirect (it could be sent, and paid for, twice)'
+							: `the service answered ${status} (${said}), which does not say whether it created the work`,
 			});
 		}
 		if (verdict === 'retry' && status === 429) {
@@ -379,7 +392,11 @@ async function send(
 		sendCredentialsOnCrossOriginRedirect: false,
 	};
 	if (request.body !== undefined) options.headers = { 'Content-Type': 'application/json' };
-	if (request.manualRedirect) options.disableFollowRedirect = true;
+	// A paid POST never follows a redirect: a 307 would send the body (and pay) again elsewhere, a 302 turns into a GET
+	// whose answer is not the submission's. Its outcome is unknown (withRetries says so, with the Location).
+	if (request.manualRedirect || request.kind === 'submit') options.disableFollowRedirect = true;
+	// Reads follow a short chain only: a redirect loop ends in one error, not in retries of an "outage".
+	else options.maxRedirects = MAX_READ_REDIRECTS;
 	if (request.headers) options.headers = { ...options.headers, ...request.headers };
 	const spec: AttemptSpec = {
 		method: request.method,
@@ -413,7 +430,10 @@ async function send(
 export async function gatewayJson<T = unknown>(ctx: GatewayFunctions, request: GatewayRequest): Promise<T> {
 	const response = await send(ctx, request, false);
 	const body = response.body;
-	if (body !== null && typeof body === 'object' && !Buffer.isBuffer(body)) return body as T;
+	// One redaction at the boundary (redaction.ts): nothing the service echoes reaches a node with the key in it.
+	if (body !== null && typeof body === 'object' && !Buffer.isBuffer(body)) {
+		return redactDeep(body, await credentialSecrets(ctx)) as T;
+	}
 	// A 2xx that is not JSON (empty, truncated, an HTML page): never guess what it meant. For a submission the
 	// service said yes, so a task may exist without us knowing its id: that is an unknown outcome, never resent.
 	// The snippet of the body goes into the message: a service that echoes the key must not put it there.
@@ -474,6 +494,20 @@ export async function gatewayStream(ctx: GatewayFunctions, request: GatewayReque
 /** A URL for error messages: no query string (it may hold a CDN signature) and no user info. */
 function urlForMessages(url: URL): string {
 	return `${url.origin}${url.pathname}`;
+}
+
+/** A redirect's Location for a message: quoted, without query string or user info, redacted, at most 200 characters. */
+function redirectTarget(location: unknown, secrets: readonly string[]): string {
+	const raw = String((Array.isArray(location) ? location[0] : location) ?? '').trim();
+	if (raw === '') return 'nowhere (no Location header)';
+	let shown = raw;
+	try {
+		const url = new URL(raw, 'http://relative.invalid');
+		shown = url.host === 'relative.invalid' ? url.pathname : urlForMessages(url);
+	} catch {
+		// Not a URL: quoted as it came, bounded.
+	}
+	return JSON.stringify(redact(shown, secrets).slice(0, 200));
 }
 
 /** What a file download adds to a plain GET: its headers (Range, If-Range…), and whether a page is refused at once. */
