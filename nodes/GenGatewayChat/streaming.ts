@@ -5,6 +5,7 @@ import { canStreamToChat } from '../shared/run/chatStreaming';
 import { asNodeError, OUTCOME_UNKNOWN, redact } from '../shared/transport/errors';
 import { idleWatch } from '../shared/transport/idleWatch';
 import type { IdleWatch } from '../shared/transport/idleWatch';
+import { redactDeep } from '../shared/transport/redaction';
 import { consumeSse, SseEventTooLargeError, STOP } from '../shared/transport/sse';
 import { TIMEOUT_ADVICE } from '../shared/descriptions/timeoutOption';
 import { credentialSecrets, gatewayStream } from '../shared/transport/transport';
@@ -188,13 +189,16 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 	const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
 	if (contentType.includes('application/json')) {
 		try {
-			return await plainAnswer(ctx, request, response.body, watch);
+			return redactDeep(await plainAnswer(ctx, request, response.body, watch), await credentialSecrets(ctx));
 		} finally {
 			watch.stop();
 			response.close();
 		}
 	}
 
+	// The one redaction (shared/transport/redaction.ts), event by event: a key the service echoes never reaches the
+	// answer, n8n's chat or an error.
+	const secrets = await credentialSecrets(ctx);
 	const forward = canStreamToChat(ctx);
 	let began = false;
 	try {
@@ -202,7 +206,8 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 			await ctx.sendChunk('begin', itemIndex);
 			began = true;
 		}
-		const { done } = await consumeSse(watched(response.body, watch), async (event) => {
+		const { done } = await consumeSse(watched(response.body, watch), async (raw) => {
+			const event = { ...raw, data: redact(raw.data, secrets) };
 			const parsed = parseEventData(event.data);
 			if (!parsed) {
 				// An error event may carry plain text: it is still the service's error.

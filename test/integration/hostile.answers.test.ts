@@ -194,6 +194,40 @@ describe('an echoed key is redacted at the transport, in any letter case', () =>
 	});
 });
 
+describe('an echoed key is redacted in chat answers too, streamed or not', () => {
+	const chatParams = (streaming: string) => ({
+		operation: 'message',
+		model: { __rl: true, mode: 'id', value: 'm' },
+		messages: { values: [{ role: 'user', content: 'hi' }] },
+		options: { streaming },
+	});
+	const chunk = (content: string) =>
+		`data: ${JSON.stringify({ id: 'c1', model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+
+	it.each(['always', 'never'])('streaming %s: the answer says *** where the service echoed the key', async (streaming) => {
+		const upper = KEY.toUpperCase();
+		const service = await startScriptedServer((_req, res) => {
+			if (streaming === 'never') {
+				return sendJson(res, 200, { id: 'c1', model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: `your key is ${upper}` }, finish_reason: 'stop' }] });
+			}
+			res.writeHead(200, { 'content-type': 'text/event-stream' });
+			res.end(`${chunk('your key is ')}${chunk(upper)}data: [DONE]\n\n`);
+		});
+		try {
+			const result = await runWorkflow({
+				nodes: [{ name: 'Chat', type: 'genGatewayChat', parameters: chatParams(streaming), credentials: true }],
+				credentials: { baseUrl: service.url, apiKey: KEY },
+			});
+			expect(result.error).toBeUndefined();
+			expect(JSON.stringify(result.output()[0].json)).toContain('your key is ***');
+			expect(findSecret(upper, ...visible(result, 'Chat'))).toEqual([]);
+			expect(postsTo(service, '/v1/chat/completions')).toHaveLength(1);
+		} finally {
+			await service.close();
+		}
+	});
+});
+
 describe('redirects on reads end at once when they cannot lead anywhere', () => {
 	it.each([
 		['a redirect loop', (url: string) => `${url}/v1/tasks/task_loop`],

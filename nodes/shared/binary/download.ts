@@ -85,6 +85,9 @@ class StoredFile {
 			},
 			destroy: (error, callback) => callback(error),
 		});
+		// A sink destroyed after n8n's store stopped listening (it had read all it wanted) must not become an uncaught
+		// 'error' event that takes the process down: the store's own listener still sees the error while it reads.
+		this.sink.on('error', () => undefined);
 		this.done = ctx.helpers.prepareBinaryData(this.sink, fileName, mimeType);
 		// Observed at once: a store abandoned for a restart rejects with nobody else waiting on it.
 		this.done.catch(() => undefined);
