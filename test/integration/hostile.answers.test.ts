@@ -258,11 +258,10 @@ describe('redirects on reads end at once when they cannot lead anywhere', () => 
 
 describe('a poll that cannot reach the service keeps the advice to resume', () => {
 	it('connection refused after the submission: the message says the task was accepted and how to resume it', async () => {
-		let service: ScriptedServer | undefined;
-		service = await startScriptedServer((_req, res) => {
+		const service: ScriptedServer = await startScriptedServer((_req, res) => {
 			sendJson(res, 200, { task_id: 'task_gone' });
 			// The service goes away right after accepting the task: every poll is refused.
-			setImmediate(() => void service?.close());
+			setImmediate(() => void service.close());
 		});
 		const result = await runVideo(at(service), generate('a fox', { options: { pollInterval: 1, maxWait: 0.1 } }));
 		const error = errorOf(result);
