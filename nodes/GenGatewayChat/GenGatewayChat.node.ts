@@ -8,7 +8,7 @@ import * as message from './actions/message.operation';
 import * as response from './actions/response.operation';
 import { optionsProperty } from './options';
 import { simplifyProperty } from './output';
-import { PARTIAL_CONTENT } from './streaming';
+import { PARTIAL_CONTENT } from './stream/streamedRequest';
 
 const OPERATIONS: Record<string, (ctx: IExecuteFunctions, itemIndex: number) => Promise<IDataObject>> = {
 	message: message.execute,

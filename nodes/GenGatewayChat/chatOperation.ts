@@ -9,7 +9,7 @@ import type { Endpoint } from './options';
 import { replyJson } from './output';
 import type { Reply } from './output';
 import { sendPaidChatRequest } from './paidRequest';
-import type { StreamAssembler } from './streamAssembler';
+import type { StreamAssembler } from './stream/assembler';
 
 /** What differs between the two chat operations; `runChatOperation` does the rest the same way for both. */
 export interface ChatOperation {

@@ -3,7 +3,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { extraBodyField, parseExtraBody } from '../shared/descriptions/requestFields';
 import { timeoutOption } from '../shared/descriptions/timeoutOption';
-import { canStreamToChat } from '../shared/run/chatStreaming';
+import { canStreamToChat } from '../shared/run/n8nChatStream';
 
 /** The "Options" both operations share, and how each becomes request-body fields for one endpoint. */
 

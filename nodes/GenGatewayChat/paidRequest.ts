@@ -4,8 +4,8 @@ import { rejectErrorAnswer } from '../shared/transport/answerError';
 import { submitOnce } from '../shared/run/submissionGuard';
 import { TIMEOUT_ADVICE } from '../shared/descriptions/timeoutOption';
 import { gatewayJson } from '../shared/transport/transport';
-import type { StreamAssembler } from './streamAssembler';
-import { streamedRequest } from './streaming';
+import type { StreamAssembler } from './stream/assembler';
+import { streamedRequest } from './stream/streamedRequest';
 
 interface PaidChatRequest {
 	/** `/v1/chat/completions` or `/v1/responses`. */

@@ -1,6 +1,6 @@
-import { CompletionAssembler } from '../../nodes/GenGatewayChat/chatCompletionStream';
-import { ResponseAssembler } from '../../nodes/GenGatewayChat/responseStream';
-import { StreamEventError } from '../../nodes/GenGatewayChat/streamAssembler';
+import { CompletionAssembler } from '../../nodes/GenGatewayChat/stream/chatCompletionAssembler';
+import { ResponseAssembler } from '../../nodes/GenGatewayChat/stream/responseAssembler';
+import { StreamEventError } from '../../nodes/GenGatewayChat/stream/assembler';
 import { completionReply, responseFinishReason, responseReply, responseText } from '../../nodes/GenGatewayChat/output';
 
 const chunk = (choices: object[], extra: object = {}) => ({

@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { runChatOperation } from '../chatOperation';
 import type { ChatOperation } from '../chatOperation';
-import { CompletionAssembler } from '../chatCompletionStream';
+import { CompletionAssembler } from '../stream/chatCompletionAssembler';
 import { ASSISTANT_ROLE, leadTextProperty, messageListProperty, USER_ROLE } from '../messageList';
 import { completionReply } from '../output';
 

@@ -4,7 +4,7 @@ import { runChatOperation } from '../chatOperation';
 import type { ChatOperation } from '../chatOperation';
 import { ASSISTANT_ROLE, leadTextProperty, messageListProperty, USER_ROLE } from '../messageList';
 import { responseReply } from '../output';
-import { ResponseAssembler } from '../responseStream';
+import { ResponseAssembler } from '../stream/responseAssembler';
 
 /** Operation "Create a Response": POST /v1/responses (instructions + input messages). */
 

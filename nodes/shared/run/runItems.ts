@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { withMessageForChat } from './chatStreaming';
+import { withMessageForChat } from './n8nChatStream';
 import { createGate } from './concurrency';
 import { asNodeError } from '../transport/errors';
 import type { Gate } from './concurrency';

@@ -1,8 +1,8 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { errorMessageOf } from '../shared/transport/answerError';
-import { StreamEventError } from './streamAssembler';
-import type { StreamAssembler } from './streamAssembler';
+import { errorMessageOf } from '../../shared/transport/answerError';
+import { StreamEventError } from './assembler';
+import type { StreamAssembler } from './assembler';
 
 /**
  * Responses API events (`response.output_text.delta`, …, `response.completed`) → the final response object. The

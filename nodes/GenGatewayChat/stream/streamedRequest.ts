@@ -1,17 +1,17 @@
 import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { canStreamToChat } from '../shared/run/chatStreaming';
-import { asNodeError, OUTCOME_UNKNOWN, redact } from '../shared/transport/errors';
-import { idleWatch } from '../shared/transport/idleWatch';
-import type { IdleWatch } from '../shared/transport/idleWatch';
-import { redactDeep } from '../shared/transport/redaction';
-import { consumeSse, SseEventTooLargeError, STOP } from '../shared/transport/sse';
-import { TIMEOUT_ADVICE } from '../shared/descriptions/timeoutOption';
-import { credentialSecrets, gatewayStream } from '../shared/transport/transport';
-import type { Readable } from '../shared/transport/transport';
-import { StreamEventError } from './streamAssembler';
-import type { StreamAssembler } from './streamAssembler';
+import { canStreamToChat } from '../../shared/run/n8nChatStream';
+import { asNodeError, OUTCOME_UNKNOWN, redact } from '../../shared/transport/errors';
+import { idleWatch } from '../../shared/transport/idleWatch';
+import type { IdleWatch } from '../../shared/transport/idleWatch';
+import { redactDeep } from '../../shared/transport/redaction';
+import { consumeSse, SseEventTooLargeError, STOP } from '../../shared/transport/sse';
+import { TIMEOUT_ADVICE } from '../../shared/descriptions/timeoutOption';
+import { credentialSecrets, gatewayStream } from '../../shared/transport/transport';
+import type { Readable } from '../../shared/transport/transport';
+import { StreamEventError } from './assembler';
+import type { StreamAssembler } from './assembler';
 
 /**
  * A streamed answer (docs/service-interface.md §6): request `stream: true`, read the server-sent events as they
