@@ -3,16 +3,17 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 
 import { runItems } from '../../shared/run/runItems';
 import { checkTaskOnce } from '../task/outcome';
+import { videoRun } from './runPolicy';
+import { readTaskId, taskIdProperty } from './taskId';
 import {
 	downloadProperties,
 	maxConcurrencyOption,
 	maxWaitOption,
 	optionsCollection,
 	readTaskOutput,
-	readWaitOptions,
-} from '../task/waitOptions';
-import { videoRun } from './runPolicy';
-import { readTaskId, taskIdProperty } from './taskId';
+	readWaitFields,
+	taskWait,
+} from './waitFields';
 
 /**
  * The durable wait: Generate (Wait for Completion off) → n8n's Wait node (65 s or more, so n8n parks the execution in
@@ -103,7 +104,7 @@ function stillRunningItem(
 
 /** One status check per item, routed: finished (or failed under Continue On Fail) to Done; running to Still Running. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const settings = readWaitOptions(this);
+	const waitFields = readWaitFields(this);
 	const inputs = this.getInputData();
 	const running = new Set<INodeExecutionData>();
 	const out = await runItems(
@@ -119,7 +120,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			const outcome = await checkTaskOnce(
 				this,
 				taskId,
-				{ ...settings, since, itemIndex, gate },
+				taskWait(waitFields, { itemIndex, gate, since }),
 				readTaskOutput(this, itemIndex, {
 					...details,
 					task_id: taskId,
@@ -135,7 +136,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			running.add(item);
 			return item;
 		},
-		videoRun(settings.maxConcurrency),
+		videoRun(waitFields.maxConcurrency),
 	);
 	const outputs: INodeExecutionData[][] = [[], []];
 	for (const item of out) outputs[running.has(item) ? STILL_RUNNING_OUTPUT : DONE_OUTPUT].push(item);

@@ -11,13 +11,12 @@ import { modelFieldProperties, modelProperty } from '../model/fields';
 import { inputSource, readVideoParameters } from '../model/parameters';
 import type { InputSource } from '../model/parameters';
 import { InvalidVideoRequest } from '../model/fieldParsers';
-import { buildVideoRequest } from '../model/requestBody';
+import { videoRequestBody } from '../model/requestBody';
 import type { VideoRequestBody } from '../model/requestBody';
 import { addRunReport, RunReport } from './runReport';
 import { submitTask } from '../task/client';
-import type { TaskStatus } from '../task/client';
-import { downloadProperties, readTaskOutput, readWaitOptions, waitOptionsProperty } from '../task/waitOptions';
 import { videoRun } from './runPolicy';
+import { downloadProperties, readTaskOutput, readWaitFields, taskWait, waitOptionsProperty } from './waitFields';
 
 const OPERATION = 'generate';
 
@@ -55,7 +54,7 @@ type Prepared = { body: VideoRequestBody } | { error: Error };
 function prepare(ctx: IExecuteFunctions, itemIndex: number, source: InputSource): Prepared {
 	try {
 		const { model, input } = readVideoParameters(ctx, itemIndex, source);
-		return { body: buildVideoRequest(model, input) };
+		return { body: videoRequestBody(model, input) };
 	} catch (error) {
 		if (error instanceof InvalidVideoRequest) {
 			return {
@@ -122,7 +121,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const firstInvalid = prepared.find((entry): entry is { error: Error } => 'error' in entry);
 	if (firstInvalid && !this.continueOnFail()) throw firstInvalid.error;
 
-	const settings = readWaitOptions(this);
+	const waitFields = readWaitFields(this);
 	const scope = guardScope(this);
 	// Without Continue On Fail the first failing item fails the run: stop paying and waiting then, and report every task.
 	const report = new RunReport(!this.continueOnFail());
@@ -160,15 +159,14 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 							pairedItem: { item: itemIndex },
 						};
 					}
-					const wait = {
-						...settings,
+					const wait = taskWait(waitFields, {
 						itemIndex,
 						gate,
 						// Max Wait is per task: a retry that resumes it waits only what is left of it.
 						since: acceptedAt,
-						onStatus: (status: TaskStatus) => report.status(itemIndex, status.status),
+						onStatus: (status) => report.status(itemIndex, status.status),
 						stop: () => report.stopping(),
-					};
+					});
 					const item = await completeTask(this, taskId, wait, readTaskOutput(this, itemIndex, details));
 					if (item.binary) report.downloaded(itemIndex);
 					return item;
@@ -178,7 +176,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 					throw withTaskContext(error, details);
 				}
 			},
-			videoRun(settings.maxConcurrency),
+			videoRun(waitFields.maxConcurrency),
 		).catch((error: unknown) => {
 			// The error n8n keeps is the first item failure, naming every task this run paid for.
 			if (this.getExecutionCancelSignal()?.aborted) throw asNodeError(this, error);

@@ -3,7 +3,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import type { Gate } from '../../shared/run/concurrency';
 import { runItems } from '../../shared/run/runItems';
 import type { RunPolicy } from '../../shared/run/runItems';
-import { DEFAULT_CONCURRENCY } from '../task/waitOptions';
+import { DEFAULT_CONCURRENCY } from './waitFields';
 import { readTaskId } from './taskId';
 
 /** What an error item of a video operation keeps from its error: which task and model, and how it ended. */

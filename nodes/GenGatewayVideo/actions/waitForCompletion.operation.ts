@@ -3,9 +3,9 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { runItems } from '../../shared/run/runItems';
 import { firstSeen } from '../../shared/run/submissionGuard';
 import { completeTask } from '../task/outcome';
-import { downloadProperties, readTaskOutput, readWaitOptions, waitOptionsProperty } from '../task/waitOptions';
 import { videoRun } from './runPolicy';
 import { readTaskId, taskIdProperty } from './taskId';
+import { downloadProperties, readTaskOutput, readWaitFields, taskWait, waitOptionsProperty } from './waitFields';
 
 const OPERATION = 'waitForCompletion';
 
@@ -17,7 +17,7 @@ export const properties: INodeProperties[] = [
 
 /** Resumes a task submitted earlier (in this or another execution): poll until done, then download. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const settings = readWaitOptions(this);
+	const waitFields = readWaitFields(this);
 	return [
 		await runItems(
 			this,
@@ -26,17 +26,16 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				return await completeTask(
 					this,
 					taskId,
-					{
-						...settings,
-						// Max Wait counts from this run's first try: Retry On Fail does not restart it.
-						since: firstSeen(this, itemIndex, taskId),
+					taskWait(waitFields, {
 						itemIndex,
 						gate,
-					},
+						// Max Wait counts from this run's first try: Retry On Fail does not restart it.
+						since: firstSeen(this, itemIndex, taskId),
+					}),
 					readTaskOutput(this, itemIndex, { task_id: taskId }),
 				);
 			},
-			videoRun(settings.maxConcurrency),
+			videoRun(waitFields.maxConcurrency),
 		),
 	];
 }

@@ -3,6 +3,8 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import { isSetByUser, MODEL_FIELD_SPECS } from './fields';
 import type { FieldSource } from './fields';
 import { videoModelOf } from './matrix';
+import type { VideoModelCapabilities } from './matrix';
+import { resolveVideoModel } from './requestBody';
 import type { VideoInput } from './requestBody';
 
 /** How the values reached the node: which node parameters are expressions, and whether the model is a fixed choice. */
@@ -15,14 +17,18 @@ export interface InputSource {
 const TYPED: InputSource = { modelFixed: true, expressions: new Set() };
 
 /** Keeps, of the values n8n hands the node, only those the user set (fields.ts: isSetByUser). */
-export function userSetInput(modelId: unknown, raw: VideoInput, source: InputSource = TYPED): VideoInput {
-	const model = videoModelOf(modelId);
+function keepUserSet(model: VideoModelCapabilities | undefined, raw: VideoInput, source: InputSource): VideoInput {
 	const input: VideoInput = { prompt: raw.prompt };
 	for (const spec of MODEL_FIELD_SPECS) {
 		const how: FieldSource = { expression: source.expressions.has(spec.name), modelFixed: source.modelFixed };
 		if (isSetByUser(spec, raw[spec.name], model, how)) input[spec.name] = raw[spec.name];
 	}
 	return input;
+}
+
+/** keepUserSet for a model as given (an id; unknown ones allowed, as buildVideoRequest names them). */
+export function userSetInput(given: unknown, raw: VideoInput, source: InputSource = TYPED): VideoInput {
+	return keepUserSet(videoModelOf(given), raw, source);
 }
 
 const isExpression = (value: unknown) => typeof value === 'string' && value.startsWith('=');
@@ -40,17 +46,17 @@ export function inputSource(ctx: IExecuteFunctions): InputSource {
 }
 
 /**
- * Reads Generate's parameters for one item; hidden parameters read as '' (not set). The model comes back as its matrix
- * row (resolved here, once), or as given when the matrix does not have it (buildVideoRequest names it then).
+ * Reads Generate's parameters for one item; hidden parameters read as '' (not set). The model is resolved here, once,
+ * into its matrix row, after every parameter is read (an unknown model is an InvalidVideoRequest naming the ids).
  */
 export function readVideoParameters(
 	ctx: IExecuteFunctions,
 	itemIndex: number,
 	source: InputSource = inputSource(ctx),
-): { model: unknown; input: VideoInput } {
+): { model: VideoModelCapabilities; input: VideoInput } {
 	const given = ctx.getNodeParameter('model', itemIndex);
-	const model = videoModelOf(given) ?? given;
 	const raw: VideoInput = { prompt: ctx.getNodeParameter('prompt', itemIndex, '') };
 	for (const spec of MODEL_FIELD_SPECS) raw[spec.name] = ctx.getNodeParameter(spec.name, itemIndex, '');
-	return { model, input: userSetInput(model, raw, source) };
+	const model = resolveVideoModel(given);
+	return { model, input: keepUserSet(model, raw, source) };
 }

@@ -18,14 +18,17 @@ export type VideoInput = { prompt?: unknown } & Partial<Record<string, unknown>>
 /** The body sent: `model`, `prompt` and the API names of the specified fields. */
 export type VideoRequestBody = IDataObject & { model: string; prompt: string };
 
-/** The matrix row of a model (an id, or the row readVideoParameters resolved), or an InvalidVideoRequest. */
-function resolveVideoModel(modelId: unknown): VideoModelCapabilities {
-	const model = videoModelOf(modelId);
+/**
+ * The one resolution of the model the user gave (an id, or a row already resolved) into its matrix row, or an
+ * InvalidVideoRequest naming the allowed ids.
+ */
+export function resolveVideoModel(given: unknown): VideoModelCapabilities {
+	const model = videoModelOf(given);
 	if (!model) {
 		throw new InvalidVideoRequest(
 			'model',
 			'',
-			`${describeValue(modelId)} is not a model of the capability matrix; allowed: ${VIDEO_MODEL_IDS.join(', ')}`,
+			`${describeValue(given)} is not a model of the capability matrix; allowed: ${VIDEO_MODEL_IDS.join(', ')}`,
 		);
 	}
 	return model;
@@ -35,8 +38,7 @@ function resolveVideoModel(modelId: unknown): VideoModelCapabilities {
  * The request body for a model and the fields the user set: a field the user did not set is never sent, except a
  * required one, which takes the model's default from the matrix; a set field the model does not support is refused.
  */
-export function buildVideoRequest(modelId: unknown, input: VideoInput): VideoRequestBody {
-	const model = resolveVideoModel(modelId);
+export function videoRequestBody(model: VideoModelCapabilities, input: VideoInput): VideoRequestBody {
 	if (typeof input.prompt !== 'string' || input.prompt.trim() === '') {
 		throw new InvalidVideoRequest('prompt', model.id, 'is required and must be non-empty text');
 	}
@@ -55,4 +57,9 @@ export function buildVideoRequest(modelId: unknown, input: VideoInput): VideoReq
 		if (parsed !== undefined) body[spec.apiName] = parsed as IDataObject[string];
 	}
 	return body;
+}
+
+/** videoRequestBody for a model as given (an id): what callers outside a run (tests, e2e) check a request with. */
+export function buildVideoRequest(given: unknown, input: VideoInput): VideoRequestBody {
+	return videoRequestBody(resolveVideoModel(given), input);
 }

@@ -8,7 +8,7 @@ import type { Artifact, TaskStatus } from './client';
 import { pollTask } from './poll';
 import { FAILURE, meaningOf } from './status';
 import type { WaitResult } from './poll';
-import type { WaitOptions } from './waitOptions';
+import type { TaskWait } from './taskWait';
 
 /** What a wait ends in: the finished output item (artifacts listed, the video downloaded), or an error that says
  * how to resume the task. */
@@ -85,7 +85,7 @@ function lostTrack(
 async function awaitStatus(
 	ctx: IExecuteFunctions,
 	taskId: string,
-	wait: WaitOptions,
+	wait: TaskWait,
 	output: TaskOutput,
 	once: boolean,
 ): Promise<WaitResult> {
@@ -106,7 +106,7 @@ async function awaitStatus(
 export async function completeTask(
 	ctx: IExecuteFunctions,
 	taskId: string,
-	wait: WaitOptions,
+	wait: TaskWait,
 	output: TaskOutput,
 ): Promise<INodeExecutionData> {
 	return await finishTask(ctx, taskId, await awaitStatus(ctx, taskId, wait, output, false), wait, output);
@@ -119,7 +119,7 @@ export async function completeTask(
 export async function checkTaskOnce(
 	ctx: IExecuteFunctions,
 	taskId: string,
-	wait: WaitOptions,
+	wait: TaskWait,
 	output: TaskOutput,
 ): Promise<{ done: INodeExecutionData } | { running: TaskStatus; waitedMs: number }> {
 	const result = await awaitStatus(ctx, taskId, wait, output, true);
@@ -131,7 +131,7 @@ async function finishTask(
 	ctx: IExecuteFunctions,
 	taskId: string,
 	result: WaitResult,
-	wait: WaitOptions,
+	wait: TaskWait,
 	output: TaskOutput,
 ): Promise<INodeExecutionData> {
 	const { itemIndex } = wait;

@@ -4,7 +4,7 @@ import { pacerFor, waitFor } from '../../shared/transport/transport';
 import { queryTask } from './client';
 import type { TaskStatus } from './client';
 import { isFinal, meaningOf } from './status';
-import type { WaitOptions } from './waitOptions';
+import type { TaskWait } from './taskWait';
 
 /** The one poll loop of a video task. */
 
@@ -30,23 +30,23 @@ export interface WaitResult {
  * instead of in bursts; later polls follow one interval apart. A 429 is waited out until Max Wait (the deadline).
  * Every wait ends at once when the execution is cancelled.
  */
-export async function pollTask(ctx: IExecuteFunctions, taskId: string, options: WaitOptions): Promise<WaitResult> {
-	const started = options.since ?? Date.now();
-	const deadline = started + options.maxWaitMs;
+export async function pollTask(ctx: IExecuteFunctions, taskId: string, wait: TaskWait): Promise<WaitResult> {
+	const started = wait.since ?? Date.now();
+	const deadline = started + wait.maxWaitMs;
 	const unlisted: string[] = [];
 	for (let polls = 1; ; polls++) {
-		const { status, unexpected } = await queryTask(ctx, taskId, options.itemIndex, options.gate, deadline);
-		options.onStatus?.(status);
+		const { status, unexpected } = await queryTask(ctx, taskId, wait.itemIndex, wait.gate, deadline);
+		wait.onStatus?.(status);
 		const waitedMs = Date.now() - started;
 		const ended = { status, polls, waitedMs, unlisted };
 		if (isFinal(status.status)) return { ...ended, timedOut: false };
 		// No status at all (a wrong base URL, a page in JSON's clothes): waiting would not make one appear.
 		if (unexpected) return { ...ended, timedOut: false, unexpected };
 		if (meaningOf(status.status) === 'unlisted' && !unlisted.includes(status.status)) unlisted.push(status.status);
-		const remaining = options.maxWaitMs - waitedMs;
+		const remaining = wait.maxWaitMs - waitedMs;
 		if (remaining <= 0) return { ...ended, timedOut: true };
-		if (options.stop?.()) return { ...ended, timedOut: false, stopped: true };
+		if (wait.stop?.()) return { ...ended, timedOut: false, stopped: true };
 		const phase = polls === 1 ? (pacerFor(ctx)?.nextPollPhase() ?? 1) : 1;
-		await waitFor(ctx, Math.min(Math.round(options.pollIntervalMs * phase), remaining));
+		await waitFor(ctx, Math.min(Math.round(wait.pollIntervalMs * phase), remaining));
 	}
 }

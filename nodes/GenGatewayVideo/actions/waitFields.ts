@@ -1,11 +1,13 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { Gate } from '../../shared/run/concurrency';
-import type { TaskStatus } from './client';
-import type { TaskOutput } from './outcome';
+import type { TaskOutput } from '../task/outcome';
+import type { TaskWait } from '../task/taskWait';
 
-/** Waiting and download settings of Generate and Wait for Completion (limits: docs/service-interface.md §8). */
+/**
+ * The waiting and download fields of Generate, Wait for Completion and Check: their node properties, and the readers
+ * that turn them into the task layer's TaskWait and TaskOutput (limits: docs/service-interface.md §8).
+ */
 
 const MAX_WAIT_MINUTES = 30;
 const DEFAULT_POLL_SECONDS = 5;
@@ -93,28 +95,12 @@ export function waitOptionsProperty(operations: string[], extraShow: Record<stri
 	);
 }
 
-/**
- * The one set of waiting options (Generate, Wait for Completion, Check): the node's Options, read once per run, and
- * per item its request gate, when its wait began and what to tell or ask between polls.
- */
-export interface WaitOptions {
+/** The node's Options of a waiting operation, read once per run. */
+interface WaitFields {
 	pollIntervalMs: number;
-	/** Counted from `since`: the budget is per task, not per try of the node. */
 	maxWaitMs: number;
 	maxConcurrency: number;
-	itemIndex: number;
-	/** Every request of the item passes through it (the node's concurrency limit). */
-	gate: Gate;
-	/** When the wait began (epoch ms): the task's submission, also across Retry On Fail; now when not given. */
-	since?: number;
-	/** Told every status seen. */
-	onStatus?: (status: TaskStatus) => void;
-	/** Asked before each wait: true ends the polling (another item failed a run that stops at the first failure). */
-	stop?: () => boolean;
 }
-
-/** The part of WaitOptions the node's Options give. */
-type NodeWaitOptions = Pick<WaitOptions, 'pollIntervalMs' | 'maxWaitMs' | 'maxConcurrency'>;
 
 function checkRange(
 	ctx: IExecuteFunctions,
@@ -138,7 +124,7 @@ function checkRange(
 }
 
 /** Read once per execution (from the first item): concurrency is a property of the whole run. */
-export function readWaitOptions(ctx: IExecuteFunctions, itemIndex = 0): NodeWaitOptions {
+export function readWaitFields(ctx: IExecuteFunctions, itemIndex = 0): WaitFields {
 	const options = ctx.getNodeParameter('options', itemIndex, {}) as Record<string, unknown>;
 	const poll = checkRange(
 		ctx,
@@ -158,6 +144,11 @@ export function readWaitOptions(ctx: IExecuteFunctions, itemIndex = 0): NodeWait
 	);
 	const lanes = checkRange(ctx, 'Max Concurrency', options.maxConcurrency ?? DEFAULT_CONCURRENCY, 1, 50, itemIndex);
 	return { pollIntervalMs: poll * 1000, maxWaitMs: wait * 60_000, maxConcurrency: Math.floor(lanes) };
+}
+
+/** The one place a TaskWait is built: the run's Options and what one item adds (its index, gate, start, hooks). */
+export function taskWait(fields: WaitFields, item: Omit<TaskWait, 'pollIntervalMs' | 'maxWaitMs'>): TaskWait {
+	return { pollIntervalMs: fields.pollIntervalMs, maxWaitMs: fields.maxWaitMs, ...item };
 }
 
 /** Download Video and its field, as downloadProperties shows them, with the fields that lead the output item. */
