@@ -2,10 +2,10 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { mergeExtraBody, readModel } from '../shared/descriptions/requestFields';
 import { timeoutMsOf } from '../shared/descriptions/timeoutOption';
+import { streamsToN8nChat } from '../shared/run/n8nChatStream';
 import { messagesOf } from './messageList';
-import type { MessageEntry } from './messageList';
+import type { Endpoint, MessageEntry } from './messageList';
 import { optionFields, readOptions, wantsStream } from './options';
-import type { Endpoint } from './options';
 import { replyJson } from './output';
 import type { Reply } from './output';
 import { sendPaidChatRequest } from './paidRequest';
@@ -46,16 +46,20 @@ export async function runChatOperation(
 	});
 	const fields = optionFields(ctx, options, operation.endpoint, itemIndex);
 
+	// Streamed or not is decided here, once: the request and the forwarding to n8n's chat follow it.
+	const toN8nChat = streamsToN8nChat(ctx);
 	let body = operation.body(ctx, itemIndex, { model, messages, fields });
-	if (wantsStream(ctx, options.streaming)) body = { ...body, ...operation.streamFields };
+	if (wantsStream(options.streaming, toN8nChat)) body = { ...body, ...operation.streamFields };
 	body = mergeExtraBody(body, extra);
+	// The final body decides, so {"stream": true} in Extra Body Fields streams like the option does.
+	const stream = body.stream === true ? { assembler: operation.assembler(), toN8nChat } : undefined;
 
 	const response = await sendPaidChatRequest(ctx, {
 		path: operation.path,
 		body,
 		itemIndex,
 		timeoutMs: timeoutMsOf(options.timeout),
-		assembler: operation.assembler(),
+		stream,
 	});
 	return replyJson(ctx, response, operation.reply(response), {
 		simplify,

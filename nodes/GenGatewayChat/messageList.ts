@@ -82,10 +82,13 @@ export const ASSISTANT_ROLE: INodePropertyOptions = {
 	description: 'An earlier answer of the model',
 };
 
+/** The endpoint a message list is sent to: POST /v1/chat/completions or POST /v1/responses. */
+export type Endpoint = 'chatCompletions' | 'responses';
+
 /** The content parts of a message with images, in each endpoint's OpenAI-format shape. */
 type Parts = { text: (text: string) => IDataObject; image: (image: ImageRef) => IDataObject };
-const PARTS: Record<'chat' | 'responses', Parts> = {
-	chat: {
+const PARTS: Record<Endpoint, Parts> = {
+	chatCompletions: {
 		text: (text: string) => ({ type: 'text', text }),
 		image: ({ url, detail }: ImageRef) => ({
 			type: 'image_url',
@@ -109,7 +112,7 @@ const PARTS: Record<'chat' | 'responses', Parts> = {
 export async function messagesOf(
 	ctx: IExecuteFunctions,
 	entries: MessageEntry[],
-	options: { endpoint: keyof typeof PARTS; itemIndex: number; list: string },
+	options: { endpoint: Endpoint; itemIndex: number; list: string },
 ): Promise<IDataObject[]> {
 	const parts = PARTS[options.endpoint];
 	const messages: IDataObject[] = [];

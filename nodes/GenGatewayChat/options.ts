@@ -3,11 +3,9 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { extraBodyField, parseExtraBody } from '../shared/descriptions/requestFields';
 import { timeoutOption } from '../shared/descriptions/timeoutOption';
-import { canStreamToChat } from '../shared/run/n8nChatStream';
+import type { Endpoint } from './messageList';
 
 /** The "Options" both operations share, and how each becomes request-body fields for one endpoint. */
-
-export type Endpoint = 'chat' | 'responses';
 
 type StreamingMode = 'auto' | 'always' | 'never';
 
@@ -141,24 +139,25 @@ export function optionFields(
 	if (options.temperature !== undefined) fields.temperature = options.temperature;
 	if (options.topP !== undefined) fields.top_p = options.topP;
 	if (options.maxTokens !== undefined) {
-		fields[endpoint === 'chat' ? 'max_tokens' : 'max_output_tokens'] = options.maxTokens;
+		fields[endpoint === 'chatCompletions' ? 'max_tokens' : 'max_output_tokens'] = options.maxTokens;
 	}
-	if (endpoint === 'chat') {
+	if (endpoint === 'chatCompletions') {
 		const stop = parseStop(ctx, options.stop, itemIndex);
 		if (stop !== undefined) fields.stop = stop;
 		if (options.seed !== undefined) fields.seed = options.seed;
 	}
 	if (options.jsonOutput) {
-		if (endpoint === 'chat') fields.response_format = { type: 'json_object' };
+		if (endpoint === 'chatCompletions') fields.response_format = { type: 'json_object' };
 		else fields.text = { format: { type: 'json_object' } };
 	}
 	return fields;
 }
 
-export function wantsStream(ctx: IExecuteFunctions, mode: StreamingMode | undefined): boolean {
+/** The Streaming option: "When Streaming to a Chat" (auto, the default) follows n8n's chat. */
+export function wantsStream(mode: StreamingMode | undefined, toN8nChat: boolean): boolean {
 	if (mode === 'always') return true;
 	if (mode === 'never') return false;
-	return canStreamToChat(ctx);
+	return toN8nChat;
 }
 
 export function readOptions(ctx: IExecuteFunctions, itemIndex: number): { options: ChatOptions; extra: IDataObject } {

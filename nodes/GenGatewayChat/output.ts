@@ -26,7 +26,7 @@ export interface Reply {
 }
 
 /** The first choice of a `chat.completion`. */
-export function completionReply(response: IDataObject): Reply {
+export function chatCompletionReply(response: IDataObject): Reply {
 	const choices = Array.isArray(response.choices) ? (response.choices as IDataObject[]) : [];
 	const choice = choices[0] ?? {};
 	const message = (choice.message ?? {}) as IDataObject;

@@ -4,7 +4,7 @@ import { rejectErrorAnswer } from '../shared/transport/answerError';
 import { submitOnce } from '../shared/run/submissionGuard';
 import { TIMEOUT_ADVICE } from '../shared/descriptions/timeoutOption';
 import { gatewayJson } from '../shared/transport/transport';
-import type { StreamAssembler } from './stream/assembler';
+import type { StreamPlan } from './stream/streamedRequest';
 import { streamedRequest } from './stream/streamedRequest';
 
 interface PaidChatRequest {
@@ -13,8 +13,8 @@ interface PaidChatRequest {
 	body: IDataObject;
 	itemIndex: number;
 	timeoutMs: number;
-	/** Assembles the SSE stream into the answer when `body.stream` is true. */
-	assembler: StreamAssembler;
+	/** Set when the answer is streamed (the operation decided): how it is read. */
+	stream?: StreamPlan;
 }
 
 /**
@@ -22,15 +22,15 @@ interface PaidChatRequest {
  * shared/submissionGuard), streamed or not, and a 200 whose body is `{"error": ...}` is the service's error.
  */
 export async function sendPaidChatRequest(ctx: IExecuteFunctions, request: PaidChatRequest): Promise<IDataObject> {
-	const { path, body, itemIndex, timeoutMs, assembler } = request;
+	const { path, body, itemIndex, timeoutMs, stream } = request;
 	const { value } = await submitOnce(ctx, {
 		itemIndex,
 		request: body,
 		what: `POST ${path}`,
 		send: async () => {
 			const answer =
-				body.stream === true
-					? await streamedRequest(ctx, { path, body, itemIndex, assembler, timeoutMs })
+				stream
+					? await streamedRequest(ctx, { path, body, itemIndex, timeoutMs, ...stream })
 					: await gatewayJson<IDataObject>(ctx, {
 							method: 'POST',
 							path,

@@ -1,7 +1,7 @@
-import { CompletionAssembler } from '../../nodes/GenGatewayChat/stream/chatCompletionAssembler';
+import { ChatCompletionAssembler } from '../../nodes/GenGatewayChat/stream/chatCompletionAssembler';
 import { ResponseAssembler } from '../../nodes/GenGatewayChat/stream/responseAssembler';
 import { StreamEventError } from '../../nodes/GenGatewayChat/stream/assembler';
-import { completionReply, responseFinishReason, responseReply, responseText } from '../../nodes/GenGatewayChat/output';
+import { chatCompletionReply, responseFinishReason, responseReply, responseText } from '../../nodes/GenGatewayChat/output';
 
 const chunk = (choices: object[], extra: object = {}) => ({
 	id: 'chatcmpl-1',
@@ -12,9 +12,9 @@ const chunk = (choices: object[], extra: object = {}) => ({
 	...extra,
 });
 
-describe('CompletionAssembler (chat.completion.chunk → chat.completion)', () => {
+describe('ChatCompletionAssembler (chat.completion.chunk → chat.completion)', () => {
 	it('concatenates the deltas exactly and keeps role, finish_reason, usage and the head fields', () => {
-		const assembler = new CompletionAssembler();
+		const assembler = new ChatCompletionAssembler();
 		const pieces = [
 			assembler.add('message', chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }])),
 			assembler.add('message', chunk([{ index: 0, delta: { content: 'Echo:' }, finish_reason: null }])),
@@ -41,7 +41,7 @@ describe('CompletionAssembler (chat.completion.chunk → chat.completion)', () =
 	});
 
 	it("new-api's last chunk with choices [] and the usage keeps every choice and adds the usage", () => {
-		const assembler = new CompletionAssembler();
+		const assembler = new ChatCompletionAssembler();
 		assembler.add('message', chunk([{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }]));
 		assembler.add('message', chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]));
 		const usage = { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 };
@@ -57,7 +57,7 @@ describe('CompletionAssembler (chat.completion.chunk → chat.completion)', () =
 	});
 
 	it('keeps several choices apart and forwards only the first', () => {
-		const assembler = new CompletionAssembler();
+		const assembler = new ChatCompletionAssembler();
 		expect(
 			assembler.add('message', chunk([
 				{ index: 1, delta: { content: 'B1' } },
@@ -71,11 +71,11 @@ describe('CompletionAssembler (chat.completion.chunk → chat.completion)', () =
 	});
 
 	it('assembles tool calls from argument fragments (content null when only tools were called)', () => {
-		const assembler = new CompletionAssembler();
+		const assembler = new ChatCompletionAssembler();
 		assembler.add('message', chunk([{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] } }]));
 		assembler.add('message', chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] } }]));
 		assembler.add('message', chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Oslo"}' } }] }, finish_reason: 'tool_calls' }]));
-		const reply = completionReply(assembler.result());
+		const reply = chatCompletionReply(assembler.result());
 		expect(reply.content).toBeNull();
 		expect(reply.finish_reason).toBe('tool_calls');
 		expect(reply.tool_calls).toEqual([
@@ -84,7 +84,7 @@ describe('CompletionAssembler (chat.completion.chunk → chat.completion)', () =
 	});
 
 	it('throws the service message of an error event', () => {
-		const assembler = new CompletionAssembler();
+		const assembler = new ChatCompletionAssembler();
 		assembler.add('message', chunk([{ index: 0, delta: { content: 'part' } }]));
 		expect(() => assembler.add('message', { error: { message: 'upstream overloaded' } })).toThrow(
 			new StreamEventError('upstream overloaded'),

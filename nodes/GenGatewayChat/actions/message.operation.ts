@@ -2,9 +2,9 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { runChatOperation } from '../chatOperation';
 import type { ChatOperation } from '../chatOperation';
-import { CompletionAssembler } from '../stream/chatCompletionAssembler';
+import { ChatCompletionAssembler } from '../stream/chatCompletionAssembler';
 import { ASSISTANT_ROLE, leadTextProperty, messageListProperty, USER_ROLE } from '../messageList';
-import { completionReply } from '../output';
+import { chatCompletionReply } from '../output';
 
 /** Operation "Message a Model": POST /v1/chat/completions, the system message first, then the listed messages. */
 
@@ -30,8 +30,8 @@ function systemFirst(ctx: IExecuteFunctions, itemIndex: number, messages: IDataO
 	return systemMessage.trim() === '' ? messages : [{ role: 'system', content: systemMessage }, ...messages];
 }
 
-const completions: ChatOperation = {
-	endpoint: 'chat',
+const chatCompletions: ChatOperation = {
+	endpoint: 'chatCompletions',
 	path: '/v1/chat/completions',
 	list: { name: 'messages', label: 'Messages' },
 	body: (ctx, itemIndex, { model, messages, fields }) => ({
@@ -41,10 +41,10 @@ const completions: ChatOperation = {
 	}),
 	// Usage comes on the last chunk only when asked for.
 	streamFields: { stream: true, stream_options: { include_usage: true } },
-	assembler: () => new CompletionAssembler(),
-	reply: completionReply,
+	assembler: () => new ChatCompletionAssembler(),
+	reply: chatCompletionReply,
 };
 
 export async function execute(ctx: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	return await runChatOperation(ctx, itemIndex, completions);
+	return await runChatOperation(ctx, itemIndex, chatCompletions);
 }

@@ -25,7 +25,7 @@ interface ChoiceParts {
 	toolCalls: Map<number, ToolCallParts>;
 }
 
-export class CompletionAssembler implements StreamAssembler {
+export class ChatCompletionAssembler implements StreamAssembler {
 	private readonly choices = new Map<number, ChoiceParts>();
 
 	private readonly head: IDataObject = {};

@@ -1,7 +1,6 @@
 import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { canStreamToChat } from '../../shared/run/n8nChatStream';
 import { asNodeError, OUTCOME_UNKNOWN, redact } from '../../shared/transport/errors';
 import { idleWatch } from '../../shared/transport/idleWatch';
 import type { IdleWatch } from '../../shared/transport/idleWatch';
@@ -37,11 +36,17 @@ function parseEventData(data: string): { value: unknown } | undefined {
 	}
 }
 
-interface StreamRequest {
+/** How a streamed answer is read; the operation decides once whether there is one (chatOperation.ts). */
+export interface StreamPlan {
+	assembler: StreamAssembler;
+	/** n8n streams this execution to a chat: each piece of text is forwarded there too. */
+	toN8nChat: boolean;
+}
+
+interface StreamRequest extends StreamPlan {
 	path: string;
 	body: IDataObject;
 	itemIndex: number;
-	assembler: StreamAssembler;
 	/** The node's Timeout: for the answer to begin, then for each next piece. */
 	timeoutMs: number;
 }
@@ -199,16 +204,18 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 	// The one redaction (shared/transport/redaction.ts), event by event: a key the service echoes never reaches the
 	// answer, n8n's chat or an error.
 	const secrets = await credentialSecrets(ctx);
-	const forward = canStreamToChat(ctx);
+	const forward = request.toN8nChat;
 	let began = false;
 	try {
 		if (forward) {
 			await ctx.sendChunk('begin', itemIndex);
 			began = true;
 		}
-		const { done } = await consumeSse(watched(response.body, watch), async (raw) => {
-			const event = { ...raw, data: redact(raw.data, secrets) };
+		const { done } = await consumeSse(watched(response.body, watch), async (event) => {
+			// Redacted after parsing (redacting JSON text could cut an escape and break it), plain text as it is.
 			const parsed = parseEventData(event.data);
+			if (parsed) parsed.value = redactDeep(parsed.value, secrets);
+			else event.data = redact(event.data, secrets);
 			if (!parsed) {
 				// An error event may carry plain text: it is still the service's error.
 				if (event.event === 'error') {

@@ -10,7 +10,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 type ChunkingFunctions = Partial<Pick<IExecuteFunctions, 'isStreaming' | 'sendChunk'>>;
 
 /** n8n streams this execution to a chat; older versions have no such functions. */
-export function canStreamToChat(ctx: IExecuteFunctions): boolean {
+export function streamsToN8nChat(ctx: IExecuteFunctions): boolean {
 	const chunking = ctx as ChunkingFunctions;
 	if (typeof chunking.isStreaming !== 'function' || typeof chunking.sendChunk !== 'function') return false;
 	return ctx.isStreaming() === true;
@@ -18,7 +18,7 @@ export function canStreamToChat(ctx: IExecuteFunctions): boolean {
 
 /** The error the node fails with, its description leading with the message when a chat will show it. */
 export function withMessageForChat<T>(ctx: IExecuteFunctions, error: T): T {
-	if (!canStreamToChat(ctx)) return error;
+	if (!streamsToN8nChat(ctx)) return error;
 	const record = error as { message?: unknown; description?: unknown };
 	const message = typeof record.message === 'string' ? record.message : '';
 	const description = typeof record.description === 'string' ? record.description : '';
