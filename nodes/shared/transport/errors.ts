@@ -53,7 +53,8 @@ export function redact(text: string, secrets: readonly string[]): string {
 	for (const secret of secrets) {
 		if (secret && secret.length >= 4) out = out.replace(new RegExp(escapeRegExp(secret), 'gi'), '***');
 	}
-	return out.replace(/Bearer\s+[^\s"',]+/gi, 'Bearer ***');
+	// A backslash ends the value too: inside JSON text it starts the escape of the closing quote.
+	return out.replace(/Bearer\s+[^\s"',\\]+/gi, 'Bearer ***');
 }
 
 /**
