@@ -2,7 +2,6 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { Gate } from '../../shared/run/concurrency';
-import { asNodeError } from '../../shared/transport/errors';
 import { runItems } from '../../shared/run/runItems';
 import { guardScope, submitOnce } from '../../shared/run/submissionGuard';
 import type { GuardScope } from '../../shared/run/submissionGuard';
@@ -13,7 +12,7 @@ import type { InputSource } from '../model/parameters';
 import { InvalidVideoRequest } from '../model/fieldParsers';
 import { videoRequestBody } from '../model/requestBody';
 import type { VideoRequestBody } from '../model/requestBody';
-import { addRunReport, RunReport } from './runReport';
+import { RunReport } from './runReport';
 import { submitTask } from '../task/client';
 import { videoRun } from './runPolicy';
 import { downloadProperties, readTaskOutput, readWaitFields, taskWait, waitOptionsProperty } from './waitFields';
@@ -96,23 +95,6 @@ function withTaskContext(error: unknown, details: IDataObject): unknown {
 	return error;
 }
 
-/** Marks the error of an item whose task was never submitted because the run was already failing. */
-const NOT_SUBMITTED = 'not_submitted';
-
-function notSubmittedError(ctx: IExecuteFunctions, itemIndex: number): NodeOperationError {
-	const error = new NodeOperationError(
-		ctx.getNode(),
-		'Not submitted: another item failed and this run stops at the first failure',
-		{
-			itemIndex,
-			description:
-				'Nothing was sent or paid for this item. Fix the failing item (or turn on Continue On Fail) and run again.',
-		},
-	);
-	error.context[NOT_SUBMITTED] = true;
-	return error;
-}
-
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const count = this.getInputData().length;
 	const source = inputSource(this);
@@ -124,7 +106,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const waitFields = readWaitFields(this);
 	const scope = guardScope(this);
 	// Without Continue On Fail the first failing item fails the run: stop paying and waiting then, and report every task.
-	const report = new RunReport(!this.continueOnFail());
+	const report = new RunReport(this);
 
 	return [
 		await runItems(
@@ -133,19 +115,10 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				const entry = prepared[itemIndex];
 				if ('error' in entry) throw entry.error;
 				const details: IDataObject = { model: entry.body.model };
-				// Checked when the submission's turn comes: a run that is already failing submits nothing more.
-				const submitGate: Gate = async (call) =>
-					await gate(async () => {
-						if (report.stopping()) throw notSubmittedError(this, itemIndex);
-						// Recorded before the gate lets the next submission in.
-						return await call().catch((error: unknown) => {
-							report.failed(itemIndex, error);
-							throw asNodeError(this, error, itemIndex);
-						});
-					});
+				const submitGate = report.submissionGate(gate, itemIndex);
 				try {
 					const { taskId, resumed, acceptedAt } = await submitGuarded(this, scope, entry.body, itemIndex, submitGate);
-					report.submitted(itemIndex, taskId);
+					report.paid(itemIndex, taskId);
 					const submittedAt = new Date(acceptedAt).toISOString();
 					Object.assign(details, {
 						task_id: taskId,
@@ -164,23 +137,20 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 						gate,
 						// Max Wait is per task: a retry that resumes it waits only what is left of it.
 						since: acceptedAt,
-						onStatus: (status) => report.status(itemIndex, status.status),
-						stop: () => report.stopping(),
+						...report.waitHooks(itemIndex),
 					});
 					const item = await completeTask(this, taskId, wait, readTaskOutput(this, itemIndex, details));
-					if (item.binary) report.downloaded(itemIndex);
-					return item;
+					return report.finished(itemIndex, item);
 				} catch (error) {
-					if ((error as { context?: IDataObject }).context?.[NOT_SUBMITTED]) report.notSubmitted(itemIndex);
-					else report.failed(itemIndex, error);
+					// An item not submitted because the run was failing is recorded as such by its gate.
+					report.failed(itemIndex, error);
 					throw withTaskContext(error, details);
 				}
 			},
 			videoRun(waitFields.maxConcurrency),
 		).catch((error: unknown) => {
 			// The error n8n keeps is the first item failure, naming every task this run paid for.
-			if (this.getExecutionCancelSignal()?.aborted) throw asNodeError(this, error);
-			throw asNodeError(this, addRunReport(report.failure?.error ?? error, report));
+			throw report.finalError(error);
 		}),
 	];
 }

@@ -1,10 +1,16 @@
-import type { IDataObject } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import type { Gate } from '../../shared/run/concurrency';
+import { asNodeError } from '../../shared/transport/errors';
+import type { TaskWait } from '../task/taskWait';
 
 /**
  * What one Generate run paid for, so that no accepted task_id vanishes when the run fails. Without Continue On Fail,
  * n8n keeps only the error the node throws (the other items' output is dropped): that error then names every task the
  * run submitted, its item, status and whether its video was downloaded, and how to collect it. The first failure also
  * stops the run from submitting more paid tasks and from waiting on the others (fail fast): the run fails anyway.
+ * Generate hands it each item's events through the hooks below; nothing else reads or writes it.
  */
 
 interface SubmittedTask {
@@ -17,47 +23,115 @@ interface SubmittedTask {
 
 export class RunReport {
 	private readonly tasks = new Map<number, SubmittedTask>();
+	/** Items whose task was never submitted because the run was already failing. */
 	private readonly skipped = new Set<number>();
 	/** The first item failure of a run that stops at it (no Continue On Fail). */
-	failure?: { itemIndex: number; error: unknown };
+	private failure?: { itemIndex: number; error: unknown };
+	private readonly failFast: boolean;
 
-	constructor(private readonly failFast: boolean) {}
-
-	/** True once the run is bound to fail: submit nothing more, stop waiting. */
-	stopping(): boolean {
-		return this.failure !== undefined;
+	constructor(private readonly ctx: IExecuteFunctions) {
+		this.failFast = !ctx.continueOnFail();
 	}
 
-	submitted(item: number, taskId: string): void {
-		this.tasks.set(item, { item, task_id: taskId, status: 'SUBMITTED', downloaded: false });
+	/**
+	 * The item's gate for its paid submission. Checked when the submission's turn comes: a run that is already failing
+	 * submits nothing more; a failed submission is recorded before the gate lets the next one in.
+	 */
+	submissionGate(gate: Gate, itemIndex: number): Gate {
+		return async (call) =>
+			await gate(async () => {
+				if (this.stopping()) {
+					this.skipped.add(itemIndex);
+					throw notSubmittedError(this.ctx, itemIndex);
+				}
+				return await call().catch((error: unknown) => {
+					this.failed(itemIndex, error);
+					throw asNodeError(this.ctx, error, itemIndex);
+				});
+			});
 	}
 
-	status(item: number, status: string): void {
-		const task = this.tasks.get(item);
-		if (task) task.status = status;
+	/** The service accepted the item's task: from now on it is paid for. */
+	paid(itemIndex: number, taskId: string): void {
+		this.tasks.set(itemIndex, { item: itemIndex, task_id: taskId, status: 'SUBMITTED', downloaded: false });
 	}
 
-	downloaded(item: number): void {
-		const task = this.tasks.get(item);
-		if (task) task.downloaded = true;
+	/** The hooks of the item's wait: every status seen is kept; the wait stops once the run is bound to fail. */
+	waitHooks(itemIndex: number): Pick<TaskWait, 'onStatus' | 'stop'> {
+		return {
+			onStatus: (status) => {
+				const task = this.tasks.get(itemIndex);
+				if (task) task.status = status.status;
+			},
+			stop: () => this.stopping(),
+		};
 	}
 
-	notSubmitted(item: number): void {
-		this.skipped.add(item);
+	/** The item finished: whether its video came with it. */
+	finished(itemIndex: number, item: INodeExecutionData): INodeExecutionData {
+		const task = this.tasks.get(itemIndex);
+		if (task && item.binary) task.downloaded = true;
+		return item;
 	}
 
+	/** The item failed; the first failure of a run without Continue On Fail is the one n8n will keep. */
 	failed(itemIndex: number, error: unknown): void {
 		if (this.failFast && !this.failure) this.failure = { itemIndex, error };
 	}
 
-	list(): SubmittedTask[] {
-		return [...this.tasks.values()].sort((a, b) => a.item - b.item);
+	/** The error the run ends with: the first item failure, naming every task this run paid for. */
+	finalError(error: unknown): unknown {
+		if (this.ctx.getExecutionCancelSignal()?.aborted) return asNodeError(this.ctx, error);
+		return asNodeError(this.ctx, this.addTo(this.failure?.error ?? error));
 	}
 
-	/** Items whose task was never submitted because the run was already failing. */
-	skippedItems(): number[] {
-		return [...this.skipped].sort((a, b) => a - b);
+	/** True once the run is bound to fail: submit nothing more, stop waiting. */
+	private stopping(): boolean {
+		return this.failure !== undefined;
 	}
+
+	/**
+	 * Adds the run's tasks to the error n8n keeps: the ids in the message, the details and what to do in the
+	 * description, the list in its context (`submitted_tasks`).
+	 */
+	private addTo(error: unknown): unknown {
+		const tasks = [...this.tasks.values()].sort((a, b) => a.item - b.item);
+		const skipped = [...this.skipped].sort((a, b) => a - b);
+		if (tasks.length === 0 && skipped.length === 0) return error;
+		const target = error as { message: string; description?: string | null; context?: IDataObject };
+		if (typeof target !== 'object' || target === null) return error;
+		// The failing item's own task is named already (and is the whole story when it is the only one).
+		if (skipped.length === 0 && tasks.every((task) => String(target.message).includes(task.task_id))) return error;
+		const lines: string[] = [];
+		if (tasks.length > 0) {
+			const listed = tasks.map((t) => `item ${t.item} ${t.task_id}`).join(', ');
+			target.message = `${target.message} [This run submitted ${tasks.length} paid task(s): ${listed}]`;
+			lines.push(
+				`Paid tasks this run submitted (none is resubmitted; collect them instead of generating again, which would ` +
+					`pay twice): ${tasks.map(describeTask).join('; ')}.`,
+				'Collect them with the operation "Wait for Completion" (waits if needed, then downloads) or "Download", with ' +
+					'Task ID set to each task_id above.',
+			);
+		}
+		if (skipped.length > 0) {
+			lines.push(`Not submitted (nothing paid) because the run was already failing: item(s) ${skipped.join(', ')}.`);
+		}
+		target.description = [target.description, ...lines].filter(Boolean).join('\n\n');
+		if (target.context && typeof target.context === 'object') {
+			target.context.submitted_tasks = tasks as unknown as IDataObject[];
+			if (skipped.length > 0) target.context.not_submitted_items = skipped;
+		}
+		return error;
+	}
+}
+
+function notSubmittedError(ctx: IExecuteFunctions, itemIndex: number): NodeOperationError {
+	const message = 'Not submitted: another item failed and this run stops at the first failure';
+	return new NodeOperationError(ctx.getNode(), message, {
+		itemIndex,
+		description:
+			'Nothing was sent or paid for this item. Fix the failing item (or turn on Continue On Fail) and run again.',
+	});
 }
 
 function describeTask(task: SubmittedTask): string {
@@ -69,38 +143,4 @@ function describeTask(task: SubmittedTask): string {
 				? 'failed at the service'
 				: 'not finished when the run stopped: use Wait for Completion with this Task ID';
 	return `item ${task.item}: task_id ${task.task_id} (${task.status}; ${state})`;
-}
-
-/**
- * Adds the run's tasks to the error n8n keeps: the ids in the message, the details and what to do in the description,
- * the list in its context (`submitted_tasks`).
- */
-export function addRunReport(error: unknown, report: RunReport): unknown {
-	const tasks = report.list();
-	const skipped = report.skippedItems();
-	if (tasks.length === 0 && skipped.length === 0) return error;
-	const target = error as { message: string; description?: string | null; context?: IDataObject };
-	if (typeof target !== 'object' || target === null) return error;
-	// The failing item's own task is named already (and is the whole story when it is the only one).
-	if (skipped.length === 0 && tasks.every((task) => String(target.message).includes(task.task_id))) return error;
-	const lines: string[] = [];
-	if (tasks.length > 0) {
-		const listed = tasks.map((t) => `item ${t.item} ${t.task_id}`).join(', ');
-		target.message = `${target.message} [This run submitted ${tasks.length} paid task(s): ${listed}]`;
-		lines.push(
-			`Paid tasks this run submitted (none is resubmitted; collect them instead of generating again, which would pay ` +
-				`twice): ${tasks.map(describeTask).join('; ')}.`,
-			'Collect them with the operation "Wait for Completion" (waits if needed, then downloads) or "Download", with ' +
-				'Task ID set to each task_id above.',
-		);
-	}
-	if (skipped.length > 0) {
-		lines.push(`Not submitted (nothing paid) because the run was already failing: item(s) ${skipped.join(', ')}.`);
-	}
-	target.description = [target.description, ...lines].filter(Boolean).join('\n\n');
-	if (target.context && typeof target.context === 'object') {
-		target.context.submitted_tasks = tasks as unknown as IDataObject[];
-		if (skipped.length > 0) target.context.not_submitted_items = skipped;
-	}
-	return error;
 }

@@ -53,6 +53,17 @@ function pickVideoArtifact(artifacts: Artifact[]): Artifact | undefined {
 }
 
 /**
+ * The advice of every error after the task was accepted while it may still finish: resume it instead of generating it
+ * again. `tail` ends the sentence.
+ */
+function resumeAdvice(taskId: string, tail = ''): string {
+	return (
+		'The task was not resubmitted and may still finish. Resume it with the operation "Wait for Completion" and Task ' +
+		`ID ${taskId}${tail}.`
+	);
+}
+
+/**
  * A request of the waiting phase failed for good (retries spent, or an answer that cannot be read). The task was
  * accepted and may still finish: say so and how to resume, so that nobody pays for it again by re-running Generate.
  */
@@ -69,13 +80,7 @@ function lostTrack(
 	return taskError(
 		ctx,
 		`Could not ${what} of video task ${taskId}: ${message}`,
-		[
-			description,
-			`The task was not resubmitted and may still finish. Resume it with the operation "Wait for Completion" and Task ` +
-				`ID ${taskId}; generating it again would pay for it twice.`,
-		]
-			.filter(Boolean)
-			.join(' '),
+		[description, resumeAdvice(taskId, '; generating it again would pay for it twice')].filter(Boolean).join(' '),
 		itemIndex,
 		details,
 	);
@@ -127,6 +132,59 @@ export async function checkTaskOnce(
 	return { done: await finishTask(ctx, taskId, result, wait, output) };
 }
 
+/** A wait that ended without the video: the first row whose `when` holds is the error the item fails with. */
+interface Ending {
+	when: (result: WaitResult) => boolean;
+	message: (taskId: string, result: WaitResult, wait: TaskWait) => string;
+	description: (taskId: string, result: WaitResult) => string;
+	/** Fields the error adds to the task's. */
+	extra?: (result: WaitResult) => IDataObject;
+}
+
+const ENDINGS: readonly Ending[] = [
+	{
+		// The service gave up on the task: only a corrected request can succeed, so there is nothing to resume.
+		when: ({ status }) => meaningOf(status.status) === 'failure',
+		message: (taskId, { status }) => {
+			const how = status.status === FAILURE ? 'failed' : `ended with status ${JSON.stringify(status.status)}`;
+			return `Video task ${taskId} ${how}: ${status.fail_reason ?? 'no reason given'}`;
+		},
+		description: (_taskId, { status }) =>
+			`The service reported ${status.status}. Correct the request (prompt, references, options) and submit it ` +
+			'again; a failed task is never resubmitted automatically.',
+		extra: ({ status }) => ({ fail_reason: status.fail_reason ?? null }),
+	},
+	{
+		// An answer without any status: waiting would not make one appear.
+		when: ({ unexpected }) => Boolean(unexpected),
+		message: (taskId, { unexpected }) => `Video task ${taskId}: the service's status answer has ${unexpected}`,
+		description: (taskId) =>
+			`Polling stopped at once: an answer without a status does not say the task will finish (is the credential's ` +
+			`base URL the service's?). The task was not resubmitted. "Get Status" with Task ID ${taskId} shows what the ` +
+			`service says now; "Wait for Completion" resumes it.`,
+	},
+	{
+		// Another item failed a run that stops at the first failure (RunReport).
+		when: ({ stopped }) => Boolean(stopped),
+		message: (taskId, { status }) =>
+			`Stopped waiting for video task ${taskId} (last status ${status.status}): another item failed`,
+		description: (taskId) => resumeAdvice(taskId),
+	},
+	{
+		when: ({ timedOut }) => timedOut,
+		message: (taskId, { status }, wait) =>
+			`Video task ${taskId} did not finish within ${Math.round((wait.maxWaitMs / 60_000) * 100) / 100} minute(s) ` +
+			`(last status ${status.status}${status.progress ? `, ${status.progress}` : ''})`,
+		description: (taskId, { unlisted }) =>
+			resumeAdvice(taskId, ", soon after it ends (the video's temporary URL may expire)") +
+			(unlisted.length
+				? ` The service reported ${unlisted.map((s) => JSON.stringify(s)).join(', ')}, which neither the ` +
+					'service contract nor new-api lists; polling went on in case the task moves on.'
+				: ''),
+	},
+];
+
+/** The finished item, or the error of the first of ENDINGS that applies. */
 async function finishTask(
 	ctx: IExecuteFunctions,
 	taskId: string,
@@ -134,61 +192,27 @@ async function finishTask(
 	wait: TaskWait,
 	output: TaskOutput,
 ): Promise<INodeExecutionData> {
-	const { itemIndex } = wait;
 	const { status } = result;
 	const details: IDataObject = { ...output.details, task_id: taskId, status: status.status };
 	if (status.progress) details.progress = status.progress;
+	const ending = ENDINGS.find((row) => row.when(result));
+	if (ending) {
+		const [message, description] = [ending.message(taskId, result, wait), ending.description(taskId, result)];
+		throw taskError(ctx, message, description, wait.itemIndex, { ...details, ...ending.extra?.(result) });
+	}
+	return await collectVideo(ctx, taskId, result, wait, output, details);
+}
 
-	if (meaningOf(status.status) === 'failure') {
-		const reason = status.fail_reason ?? 'no reason given';
-		const how = status.status === FAILURE ? 'failed' : `ended with status ${JSON.stringify(status.status)}`;
-		throw taskError(
-			ctx,
-			`Video task ${taskId} ${how}: ${reason}`,
-			`The service reported ${status.status}. Correct the request (prompt, references, options) and submit it ` +
-				'again; a failed task is never resubmitted automatically.',
-			itemIndex,
-			{ ...details, fail_reason: status.fail_reason ?? null },
-		);
-	}
-	if (result.unexpected) {
-		throw taskError(
-			ctx,
-			`Video task ${taskId}: the service's status answer has ${result.unexpected}`,
-			`Polling stopped at once: an answer without a status does not say the task will finish (is the credential's ` +
-				`base URL the service's?). The task was not resubmitted. "Get Status" with Task ID ${taskId} shows what the ` +
-				`service says now; "Wait for Completion" resumes it.`,
-			itemIndex,
-			details,
-		);
-	}
-	if (result.stopped) {
-		throw taskError(
-			ctx,
-			`Stopped waiting for video task ${taskId} (last status ${status.status}): another item failed`,
-			`The task was not resubmitted and may still finish. Resume it with the operation "Wait for Completion" and Task ` +
-				`ID ${taskId}.`,
-			itemIndex,
-			details,
-		);
-	}
-	if (result.timedOut) {
-		const minutes = Math.round((wait.maxWaitMs / 60_000) * 100) / 100;
-		const unlisted = result.unlisted.length
-			? ` The service reported ${result.unlisted.map((s) => JSON.stringify(s)).join(', ')}, which neither the ` +
-				'service contract nor new-api lists; polling went on in case the task moves on.'
-			: '';
-		throw taskError(
-			ctx,
-			`Video task ${taskId} did not finish within ${minutes} minute(s) ` +
-				`(last status ${status.status}${status.progress ? `, ${status.progress}` : ''})`,
-			`The task was not resubmitted and may still finish. Resume it with the operation "Wait for Completion" and Task ` +
-				`ID ${taskId}, soon after it ends (the video's temporary URL may expire).${unlisted}`,
-			itemIndex,
-			details,
-		);
-	}
-
+/** A task that succeeded: its artifacts listed and, with Download Video, the video downloaded at once. */
+async function collectVideo(
+	ctx: IExecuteFunctions,
+	taskId: string,
+	result: WaitResult,
+	wait: TaskWait,
+	output: TaskOutput,
+	details: IDataObject,
+): Promise<INodeExecutionData> {
+	const { itemIndex } = wait;
 	const finishedAt = new Date().toISOString();
 	const artifacts = await listArtifacts(ctx, taskId, itemIndex, wait.gate).catch((error: unknown) => {
 		throw lostTrack(ctx, error, 'list the artifacts', taskId, itemIndex, details);
