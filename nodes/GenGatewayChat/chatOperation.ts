@@ -5,7 +5,8 @@ import { timeoutMsOf } from '../shared/descriptions/timeoutOption';
 import { streamsToN8nChat } from '../shared/run/n8nChatStream';
 import { messagesOf } from './messageList';
 import type { Endpoint, MessageEntry } from './messageList';
-import { optionFields, readOptions, wantsStream } from './options';
+import { readOptions, wantsStream } from './options';
+import type { ChatOptions } from './options';
 import { replyJson } from './output';
 import type { Reply } from './output';
 import { sendPaidChatRequest } from './paidRequest';
@@ -17,6 +18,8 @@ export interface ChatOperation {
 	path: string;
 	/** The message list parameter (`messages` or `input`) and its label in errors. */
 	list: { name: string; label: string };
+	/** The Options as this endpoint's request-body fields (each endpoint names and takes its own). */
+	fields: (ctx: IExecuteFunctions, itemIndex: number, options: ChatOptions) => IDataObject;
 	/** The request body from the model, the wire messages and the option fields. */
 	body: (
 		ctx: IExecuteFunctions,
@@ -44,7 +47,7 @@ export async function runChatOperation(
 		itemIndex,
 		list: operation.list.label,
 	});
-	const fields = optionFields(ctx, options, operation.endpoint, itemIndex);
+	const fields = operation.fields(ctx, itemIndex, options);
 
 	// Streamed or not is decided here, once: the request and the forwarding to n8n's chat follow it.
 	const toN8nChat = streamsToN8nChat(ctx);
@@ -66,4 +69,12 @@ export async function runChatOperation(
 		jsonOutput: options.jsonOutput === true,
 		itemIndex,
 	});
+}
+
+/** Temperature and Top P, sent under the same names by both endpoints. */
+export function samplingFields(options: ChatOptions): IDataObject {
+	const fields: IDataObject = {};
+	if (options.temperature !== undefined) fields.temperature = options.temperature;
+	if (options.topP !== undefined) fields.top_p = options.topP;
+	return fields;
 }

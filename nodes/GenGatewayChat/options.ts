@@ -1,15 +1,16 @@
-import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
+import { temperatureOption, textTimeoutOption, topPOption } from '../shared/descriptions/chatOptions';
 import { extraBodyField, parseExtraBody } from '../shared/descriptions/requestFields';
-import { timeoutOption } from '../shared/descriptions/timeoutOption';
-import type { Endpoint } from './messageList';
 
-/** The "Options" both operations share, and how each becomes request-body fields for one endpoint. */
+/**
+ * The "Options" both operations share, as the node shows them and as an item's values read. Which request-body
+ * fields they become is each operation's own (`fields` in actions/<op>.operation.ts).
+ */
 
 type StreamingMode = 'auto' | 'always' | 'never';
 
-interface ChatOptions {
+export interface ChatOptions {
 	extraBody?: unknown;
 	jsonOutput?: boolean;
 	maxTokens?: number;
@@ -84,74 +85,11 @@ export const optionsProperty: INodeProperties = {
 				{ name: 'Never', value: 'never', description: 'Always ask for the whole answer at once' },
 			],
 		},
-		{
-			displayName: 'Temperature',
-			name: 'temperature',
-			type: 'number',
-			typeOptions: { minValue: 0, maxValue: 2, numberPrecision: 2 },
-			default: 1,
-			description: 'Randomness of the answer: lower is more focused, higher is more varied',
-		},
-		timeoutOption,
-		{
-			displayName: 'Top P',
-			name: 'topP',
-			type: 'number',
-			typeOptions: { minValue: 0, maxValue: 1, numberPrecision: 2 },
-			default: 1,
-			description: 'Nucleus sampling: only tokens within this probability mass are considered',
-		},
+		temperatureOption('chat'),
+		textTimeoutOption('chat'),
+		topPOption('chat'),
 	],
 };
-
-/** One stop sequence, or a JSON array of them. */
-function parseStop(
-	ctx: IExecuteFunctions,
-	raw: string | undefined,
-	itemIndex: number,
-): string | string[] | undefined {
-	if (raw === undefined || raw === '') return undefined;
-	const text = raw.trim();
-	if (!text.startsWith('[')) return raw;
-	let parsed: unknown;
-	try {
-		parsed = JSON.parse(text);
-	} catch {
-		parsed = undefined;
-	}
-	if (!Array.isArray(parsed) || parsed.some((entry) => typeof entry !== 'string')) {
-		throw new NodeOperationError(ctx.getNode(), 'Stop Sequences is not a JSON array of strings', {
-			description: 'Enter one sequence as plain text, or several as a JSON array such as ["\\n\\n", "END"].',
-			itemIndex,
-		});
-	}
-	return parsed as string[];
-}
-
-/** Sampling and format fields, named the way each endpoint names them. */
-export function optionFields(
-	ctx: IExecuteFunctions,
-	options: ChatOptions,
-	endpoint: Endpoint,
-	itemIndex: number,
-): IDataObject {
-	const fields: IDataObject = {};
-	if (options.temperature !== undefined) fields.temperature = options.temperature;
-	if (options.topP !== undefined) fields.top_p = options.topP;
-	if (options.maxTokens !== undefined) {
-		fields[endpoint === 'chatCompletions' ? 'max_tokens' : 'max_output_tokens'] = options.maxTokens;
-	}
-	if (endpoint === 'chatCompletions') {
-		const stop = parseStop(ctx, options.stop, itemIndex);
-		if (stop !== undefined) fields.stop = stop;
-		if (options.seed !== undefined) fields.seed = options.seed;
-	}
-	if (options.jsonOutput) {
-		if (endpoint === 'chatCompletions') fields.response_format = { type: 'json_object' };
-		else fields.text = { format: { type: 'json_object' } };
-	}
-	return fields;
-}
 
 /** The Streaming option: "When Streaming to a Chat" (auto, the default) follows n8n's chat. */
 export function wantsStream(mode: StreamingMode | undefined, toN8nChat: boolean): boolean {

@@ -3,7 +3,8 @@ import type { INodeType, INodeTypeDescription, ISupplyDataFunctions, SupplyData 
 
 import { modelSearch } from '../shared/descriptions/models';
 import { modelLocator } from '../shared/descriptions/requestFields';
-import { DEFAULT_TIMEOUT_SECONDS, timeoutMsOf } from '../shared/descriptions/timeoutOption';
+import { temperatureOption, textTimeoutOption, topPOption } from '../shared/descriptions/chatOptions';
+import { timeoutMsOf } from '../shared/descriptions/timeoutOption';
 import { normaliseBaseUrl } from '../shared/transport/baseUrl';
 import { failedAttemptHandler } from './attempts';
 import { loadAiNodeSdk, supplyModelFailure } from './sdkHost';
@@ -104,33 +105,9 @@ export class GenGatewayChatModel implements INodeType {
 							},
 						],
 					},
-					{
-						displayName: 'Sampling Temperature',
-						name: 'temperature',
-						default: 0.7,
-						typeOptions: { maxValue: 2, minValue: 0, numberPrecision: 1 },
-						description:
-							'Controls randomness: lower is more focused and deterministic, higher more varied',
-						type: 'number',
-					},
-					{
-						displayName: 'Timeout',
-						name: 'timeout',
-						default: DEFAULT_TIMEOUT_SECONDS,
-						description:
-							'Seconds to wait for an answer, and for a streamed answer between two pieces. The call is paid: when the time runs out the outcome is unknown and the call is not resent.',
-						type: 'number',
-						typeOptions: { minValue: 1 },
-					},
-					{
-						displayName: 'Top P',
-						name: 'topP',
-						default: 1,
-						typeOptions: { maxValue: 1, minValue: 0, numberPrecision: 1 },
-						description:
-							'Nucleus sampling: 0.5 means half of all likelihood-weighted options are considered. Change this or the temperature, not both.',
-						type: 'number',
-					},
+					temperatureOption('chatModel'),
+					textTimeoutOption('chatModel'),
+					topPOption('chatModel'),
 				],
 			},
 		],

@@ -1,6 +1,7 @@
+import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { runChatOperation } from '../chatOperation';
+import { runChatOperation, samplingFields } from '../chatOperation';
 import type { ChatOperation } from '../chatOperation';
 import { ChatCompletionAssembler } from '../stream/chatCompletionAssembler';
 import { ASSISTANT_ROLE, leadTextProperty, messageListProperty, USER_ROLE } from '../messageList';
@@ -30,10 +31,43 @@ function systemFirst(ctx: IExecuteFunctions, itemIndex: number, messages: IDataO
 	return systemMessage.trim() === '' ? messages : [{ role: 'system', content: systemMessage }, ...messages];
 }
 
+/** One stop sequence, or a JSON array of them. */
+function parseStop(
+	ctx: IExecuteFunctions,
+	raw: string | undefined,
+	itemIndex: number,
+): string | string[] | undefined {
+	if (raw === undefined || raw === '') return undefined;
+	const text = raw.trim();
+	if (!text.startsWith('[')) return raw;
+	let parsed: unknown;
+	try {
+		parsed = JSON.parse(text);
+	} catch {
+		parsed = undefined;
+	}
+	if (!Array.isArray(parsed) || parsed.some((entry) => typeof entry !== 'string')) {
+		throw new NodeOperationError(ctx.getNode(), 'Stop Sequences is not a JSON array of strings', {
+			description: 'Enter one sequence as plain text, or several as a JSON array such as ["\\n\\n", "END"].',
+			itemIndex,
+		});
+	}
+	return parsed as string[];
+}
+
 const chatCompletions: ChatOperation = {
 	endpoint: 'chatCompletions',
 	path: '/v1/chat/completions',
 	list: { name: 'messages', label: 'Messages' },
+	fields: (ctx, itemIndex, options) => {
+		const fields = samplingFields(options);
+		if (options.maxTokens !== undefined) fields.max_tokens = options.maxTokens;
+		const stop = parseStop(ctx, options.stop, itemIndex);
+		if (stop !== undefined) fields.stop = stop;
+		if (options.seed !== undefined) fields.seed = options.seed;
+		if (options.jsonOutput) fields.response_format = { type: 'json_object' };
+		return fields;
+	},
 	body: (ctx, itemIndex, { model, messages, fields }) => ({
 		model,
 		messages: systemFirst(ctx, itemIndex, messages),

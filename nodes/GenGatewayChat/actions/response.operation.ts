@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { runChatOperation } from '../chatOperation';
+import { runChatOperation, samplingFields } from '../chatOperation';
 import type { ChatOperation } from '../chatOperation';
 import { ASSISTANT_ROLE, leadTextProperty, messageListProperty, USER_ROLE } from '../messageList';
 import { responseReply } from '../output';
@@ -33,6 +33,12 @@ const responses: ChatOperation = {
 	endpoint: 'responses',
 	path: '/v1/responses',
 	list: { name: 'input', label: 'Input' },
+	fields: (_ctx, _itemIndex, options) => {
+		const fields = samplingFields(options);
+		if (options.maxTokens !== undefined) fields.max_output_tokens = options.maxTokens;
+		if (options.jsonOutput) fields.text = { format: { type: 'json_object' } };
+		return fields;
+	},
 	body: (ctx, itemIndex, { model, messages, fields }) =>
 		withInstructions(ctx, itemIndex, { model, input: messages, ...fields }),
 	streamFields: { stream: true },
