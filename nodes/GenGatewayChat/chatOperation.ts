@@ -71,10 +71,11 @@ export async function runChatOperation(
 	});
 }
 
-/** Temperature and Top P, sent under the same names by both endpoints. */
-export function samplingFields(options: ChatOptions): IDataObject {
+/** Temperature, Top P and the token limit, whose field each endpoint names its own way. */
+export function samplingFields(options: ChatOptions, maxTokensField: string): IDataObject {
 	const fields: IDataObject = {};
 	if (options.temperature !== undefined) fields.temperature = options.temperature;
 	if (options.topP !== undefined) fields.top_p = options.topP;
+	if (options.maxTokens !== undefined) fields[maxTokensField] = options.maxTokens;
 	return fields;
 }

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { temperatureOption, textTimeoutOption, topPOption } from '../shared/descriptions/chatOptions';
+import { samplingOption, textTimeoutOption } from '../shared/descriptions/chatOptions';
 import { extraBodyField, parseExtraBody } from '../shared/descriptions/requestFields';
 
 /**
@@ -85,9 +85,9 @@ export const optionsProperty: INodeProperties = {
 				{ name: 'Never', value: 'never', description: 'Always ask for the whole answer at once' },
 			],
 		},
-		temperatureOption('chat'),
+		samplingOption('temperature', 'chat'),
 		textTimeoutOption('chat'),
-		topPOption('chat'),
+		samplingOption('topP', 'chat'),
 	],
 };
 

@@ -3,7 +3,7 @@ import type { INodeType, INodeTypeDescription, ISupplyDataFunctions, SupplyData 
 
 import { modelSearch } from '../shared/descriptions/models';
 import { modelLocator } from '../shared/descriptions/requestFields';
-import { temperatureOption, textTimeoutOption, topPOption } from '../shared/descriptions/chatOptions';
+import { samplingOption, textTimeoutOption } from '../shared/descriptions/chatOptions';
 import { timeoutMsOf } from '../shared/descriptions/timeoutOption';
 import { normaliseBaseUrl } from '../shared/transport/baseUrl';
 import { failedAttemptHandler } from './attempts';
@@ -105,9 +105,9 @@ export class GenGatewayChatModel implements INodeType {
 							},
 						],
 					},
-					temperatureOption('chatModel'),
+					samplingOption('temperature', 'chatModel'),
 					textTimeoutOption('chatModel'),
-					topPOption('chatModel'),
+					samplingOption('topP', 'chatModel'),
 				],
 			},
 		],

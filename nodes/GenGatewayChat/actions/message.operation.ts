@@ -60,8 +60,7 @@ const chatCompletions: ChatOperation = {
 	path: '/v1/chat/completions',
 	list: { name: 'messages', label: 'Messages' },
 	fields: (ctx, itemIndex, options) => {
-		const fields = samplingFields(options);
-		if (options.maxTokens !== undefined) fields.max_tokens = options.maxTokens;
+		const fields = samplingFields(options, 'max_tokens');
 		const stop = parseStop(ctx, options.stop, itemIndex);
 		if (stop !== undefined) fields.stop = stop;
 		if (options.seed !== undefined) fields.seed = options.seed;

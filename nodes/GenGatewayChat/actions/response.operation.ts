@@ -33,12 +33,10 @@ const responses: ChatOperation = {
 	endpoint: 'responses',
 	path: '/v1/responses',
 	list: { name: 'input', label: 'Input' },
-	fields: (_ctx, _itemIndex, options) => {
-		const fields = samplingFields(options);
-		if (options.maxTokens !== undefined) fields.max_output_tokens = options.maxTokens;
-		if (options.jsonOutput) fields.text = { format: { type: 'json_object' } };
-		return fields;
-	},
+	fields: (_ctx, _itemIndex, options) => ({
+		...samplingFields(options, 'max_output_tokens'),
+		...(options.jsonOutput ? { text: { format: { type: 'json_object' } } } : {}),
+	}),
 	body: (ctx, itemIndex, { model, messages, fields }) =>
 		withInstructions(ctx, itemIndex, { model, input: messages, ...fields }),
 	streamFields: { stream: true },

@@ -18,59 +18,61 @@ interface Variant {
 	description: string;
 }
 
-const TEMPERATURE: Record<TextNode, Variant> = {
-	chat: {
-		displayName: 'Temperature',
-		default: 1,
-		numberPrecision: 2,
-		description: 'Randomness of the answer: lower is more focused, higher is more varied',
-	},
-	chatModel: {
-		displayName: 'Sampling Temperature',
-		default: 0.7,
-		numberPrecision: 1,
-		description: 'Controls randomness: lower is more focused and deterministic, higher more varied',
-	},
-};
-
-const TOP_P: Record<TextNode, Variant> = {
-	chat: {
-		displayName: 'Top P',
-		default: 1,
-		numberPrecision: 2,
-		description: 'Nucleus sampling: only tokens within this probability mass are considered',
-	},
-	chatModel: {
-		displayName: 'Top P',
-		default: 1,
-		numberPrecision: 1,
-		description:
-			'Nucleus sampling: 0.5 means half of all likelihood-weighted options are considered. Change this or the ' +
-				'temperature, not both.',
-	},
-};
-
-/** Sent as `temperature`. */
-export function temperatureOption(node: TextNode): INodeProperties {
-	const { displayName, default: value, numberPrecision, description } = TEMPERATURE[node];
-	return {
-		displayName,
-		name: 'temperature',
-		type: 'number',
-		typeOptions: { minValue: 0, maxValue: 2, numberPrecision },
-		default: value,
-		description,
-	};
+interface Sampling {
+	maxValue: number;
+	variants: Record<TextNode, Variant>;
 }
 
-/** Sent as `top_p`. */
-export function topPOption(node: TextNode): INodeProperties {
-	const { displayName, default: value, numberPrecision, description } = TOP_P[node];
+const SAMPLING: Record<'temperature' | 'topP', Sampling> = {
+	// Sent as `temperature`.
+	temperature: {
+		maxValue: 2,
+		variants: {
+			chat: {
+				displayName: 'Temperature',
+				default: 1,
+				numberPrecision: 2,
+				description: 'Randomness of the answer: lower is more focused, higher is more varied',
+			},
+			chatModel: {
+				displayName: 'Sampling Temperature',
+				default: 0.7,
+				numberPrecision: 1,
+				description: 'Controls randomness: lower is more focused and deterministic, higher more varied',
+			},
+		},
+	},
+	// Sent as `top_p`.
+	topP: {
+		maxValue: 1,
+		variants: {
+			chat: {
+				displayName: 'Top P',
+				default: 1,
+				numberPrecision: 2,
+				description: 'Nucleus sampling: only tokens within this probability mass are considered',
+			},
+			chatModel: {
+				displayName: 'Top P',
+				default: 1,
+				numberPrecision: 1,
+				description:
+					'Nucleus sampling: 0.5 means half of all likelihood-weighted options are considered. Change this or the ' +
+						'temperature, not both.',
+			},
+		},
+	},
+};
+
+/** Temperature or Top P as the node shows it. */
+export function samplingOption(name: keyof typeof SAMPLING, node: TextNode): INodeProperties {
+	const { maxValue, variants } = SAMPLING[name];
+	const { displayName, default: value, numberPrecision, description } = variants[node];
 	return {
 		displayName,
-		name: 'topP',
+		name,
 		type: 'number',
-		typeOptions: { minValue: 0, maxValue: 1, numberPrecision },
+		typeOptions: { minValue: 0, maxValue, numberPrecision },
 		default: value,
 		description,
 	};
