@@ -5,9 +5,8 @@ import { modelSearch } from '../shared/descriptions/models';
 import { modelLocator } from '../shared/descriptions/requestFields';
 import { samplingOption, textTimeoutOption } from '../shared/descriptions/chatOptions';
 import { timeoutMsOf } from '../shared/descriptions/timeoutOption';
-import { normaliseBaseUrl } from '../shared/transport/baseUrl';
-import { failedAttemptHandler } from './attempts';
-import { loadAiNodeSdk, supplyModelFailure } from './sdkHost';
+import { gatewayChatModel } from './gatewayChatModel';
+import { loadAiNodeSdk, requireN8n2Host, supplyModelFailure } from './sdkHost';
 
 interface ModelOptions {
 	temperature?: number;
@@ -117,7 +116,6 @@ export class GenGatewayChatModel implements INodeType {
 
 	async supplyData(this: ISupplyDataFunctions, itemIndex: number): Promise<SupplyData> {
 		const sdk = await loadAiNodeSdk(this, itemIndex);
-		const credentials = await this.getCredentials<{ baseUrl: string; apiKey: string }>('genGatewayApi', itemIndex);
 		const model = this.getNodeParameter('model', itemIndex, '', { extractValue: true }) as string;
 		const options = this.getNodeParameter('options', itemIndex, {}) as ModelOptions;
 		if (typeof model !== 'string' || model.trim() === '') {
@@ -125,23 +123,20 @@ export class GenGatewayChatModel implements INodeType {
 				itemIndex,
 			});
 		}
-		const timeoutMs = timeoutMsOf(options.timeout);
-		const config = {
-			type: 'openai' as const,
-			baseUrl: `${normaliseBaseUrl(credentials.baseUrl)}/v1`,
-			apiKey: credentials.apiKey,
+		requireN8n2Host(this, itemIndex);
+		// Our own model on the package's transport (gatewayChatModel.ts), not the SDK's OpenAI client.
+		const chatModel = gatewayChatModel(sdk, this, {
 			model: model.trim(),
+			itemIndex,
 			temperature: options.temperature,
 			topP: options.topP,
-			maxTokens: options.maxTokens !== undefined && options.maxTokens > 0 ? options.maxTokens : undefined,
-			timeout: timeoutMs,
+			maxTokens: options.maxTokens,
+			responseFormat: options.responseFormat,
+			timeoutMs: timeoutMsOf(options.timeout),
 			maxRetries: options.maxRetries ?? 2,
-			additionalParams:
-				options.responseFormat === 'json_object' ? { response_format: { type: 'json_object' } } : undefined,
-			onFailedAttempt: failedAttemptHandler(this.getNode(), credentials.apiKey, timeoutMs),
-		};
+		});
 		try {
-			return sdk.supplyModel(this, config);
+			return sdk.supplyModel(this, chatModel);
 		} catch (error) {
 			throw supplyModelFailure(this, itemIndex, error);
 		}

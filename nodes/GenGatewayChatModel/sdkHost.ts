@@ -23,6 +23,21 @@ export async function loadAiNodeSdk(ctx: ISupplyDataFunctions, itemIndex: number
 }
 
 /**
+ * The SDK can be found on n8n 1.x too (a copy in a folder above n8n's, which n8n puts on NODE_PATH), but n8n 1.x
+ * lacks the host side the SDK is built for (`helpers.getSecureEgressFilter`, new in n8n 2.x): the node says it needs
+ * n8n 2.x there, before anything is sent.
+ */
+export function requireN8n2Host(ctx: ISupplyDataFunctions, itemIndex: number): void {
+	const helpers = ctx.helpers as unknown as Record<string, unknown> | undefined;
+	if (typeof helpers?.getSecureEgressFilter === 'function') return;
+	throw new NodeOperationError(ctx.getNode(), NEEDS_N8N_2, {
+		itemIndex,
+		description: `${NEEDS_N8N_2_HINT} (The SDK was found, but this n8n lacks its host side: ` +
+			'helpers.getSecureEgressFilter is not a function.)',
+	});
+}
+
+/**
  * The SDK can be found on n8n 1.x too (a copy in a folder above n8n's, which n8n puts on NODE_PATH), but its other
  * half is in n8n 2.x itself: `supplyModel` calls helpers 1.x does not have (`getSecureEgressFilter`) and fails with a
  * TypeError. A failure on such a host says what it means; any other failure keeps its own message.

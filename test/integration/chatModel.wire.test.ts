@@ -1,9 +1,13 @@
-// Gen Gateway Chat Model's model (what supplyData gives the AI Agent: @n8n/ai-node-sdk's supplyModel → LangChain's
-// ChatOpenAI on the OpenAI client) against a loopback server of the test's own that sends the bytes OpenAI-format
-// services send: tool-call deltas split across chunks, a usage chunk, [DONE], an error event in the stream, a 429
-// with Retry-After; and the money rule: an unknown outcome (dropped after the request arrived, a 500, a timeout) is
-// sent exactly once, a 429 or a refused connection is retried.
-// Time: about 12 s (a 429's Retry-After of 3 s and p-retry's 1–2 s backoff are really waited).
+// Gen Gateway Chat Model's model (what supplyData gives the AI Agent: our own BaseChatModel of @n8n/ai-node-sdk,
+// wrapped by the SDK's supplyModel for LangChain, its HTTP on the package's transport) driven through n8n-core's real
+// SupplyDataContext against a loopback server of the test's own that sends the bytes OpenAI-format services send:
+// tool-call deltas split across chunks, a usage chunk, [DONE], an error event (with the key in it), a 429 with and
+// without Retry-After, a stream cut before [DONE], a reset, a 200 error body; and the money rule: an unknown outcome
+// (dropped after the request arrived, a 500, a timeout, a broken stream) is sent exactly once, also across the root
+// node's Retry On Fail, while a 429 or a refused connection is retried. Each case counts the POSTs.
+// Until issue 31 the model was the SDK's OpenAI client (supplyModel({ type: 'openai' })); where an assertion was about
+// that client's own words or backoff, it now asserts the transport's (the Chat node's), and says so.
+// Time: about 15 s (a 429's Retry-After of 3 s and 2 s are really waited).
 import type { ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +16,9 @@ import type { INode, ISupplyDataFunctions } from 'n8n-workflow';
 
 import { GenGatewayChatModel } from '../../nodes/GenGatewayChatModel/GenGatewayChatModel.node';
 import { NEEDS_N8N_2, supplyModelFailure } from '../../nodes/GenGatewayChatModel/sdkHost';
-import { resetConnection, sendJson, startScriptedServer, type Answer, type ScriptedServer } from '../support/scriptedServer';
+import { pacerOf } from '../../nodes/shared/transport/pacer';
+import { postsTo, resetConnection, sendJson, startScriptedServer, type Answer, type ScriptedServer } from '../support/scriptedServer';
+import { chatModelSupplyContext, type SupplyRecord } from '../support/supplyData';
 
 const API_KEY = 'sk-wire-chat-model-7d1c9e';
 const NODE = { name: 'Gen Gateway Chat Model', type: 'n8n-nodes-gen-gateway.genGatewayChatModel', typeVersion: 1 } as INode;
@@ -34,12 +40,12 @@ const VIDEO_TOOL = {
 };
 
 interface Model {
-	invoke(input: unknown): Promise<{ content: unknown; tool_calls?: unknown[]; usage_metadata?: unknown }>;
+	invoke(input: unknown): Promise<{ content: unknown; text: string; tool_calls?: unknown[]; usage_metadata?: unknown }>;
 	stream(input: unknown): Promise<AsyncIterable<{ content: unknown; tool_calls?: unknown[]; usage_metadata?: unknown; concat(other: unknown): unknown }>>;
 	bindTools(tools: unknown[]): Model;
 }
 
-/** An ISupplyDataFunctions with what the node and the SDK's ChatOpenAI ask of it. */
+/** A bare ISupplyDataFunctions (for the n8n 1.x cases: its helpers can be emptied to look like 1.x). */
 function supplyContext(baseUrl: string, options: Record<string, unknown>, model = 'gpt-4o-mini'): ISupplyDataFunctions {
 	const parameters: Record<string, unknown> = { model, options };
 	return {
@@ -57,8 +63,23 @@ function supplyContext(baseUrl: string, options: Record<string, unknown>, model 
 	} as unknown as ISupplyDataFunctions;
 }
 
-async function modelFor(baseUrl: string, options: Record<string, unknown> = {}): Promise<Model> {
-	const supplied = await new GenGatewayChatModel().supplyData.call(supplyContext(baseUrl, options), 0);
+/** What n8n stored and logged for the sub-node in the last modelFor (its output data and AI events). */
+let record: SupplyRecord = { outputs: [], aiEvents: [] };
+
+/** supplyData on n8n-core's real supply context; `executionId` and `credential` name the run and the pace's key. */
+async function modelFor(
+	baseUrl: string,
+	options: Record<string, unknown> = {},
+	run: { executionId?: string; credential?: { id: string; name: string } } = {},
+): Promise<Model> {
+	const supply = chatModelSupplyContext({
+		baseUrl,
+		apiKey: API_KEY,
+		parameters: { model: { __rl: true, mode: 'id', value: 'gpt-4o-mini' }, options },
+		...run,
+	});
+	record = supply.record;
+	const supplied = await new GenGatewayChatModel().supplyData.call(supply.ctx, 0);
 	return supplied.response as Model;
 }
 
@@ -189,9 +210,10 @@ describe('Gen Gateway Chat Model against an OpenAI-format wire', () => {
 		});
 		const started = Date.now();
 		const answer = await (await modelFor(s.url)).invoke('Hello');
-		expect(answer.content).toBe('Hello after waiting');
+		// The SDK's adapter gives content blocks (the OpenAI client gave a string): the answer's text is the same.
+		expect(answer.text).toBe('Hello after waiting');
 		expect(s.requests).toHaveLength(2);
-		// p-retry's own first backoff is 1–2 s: only the Retry-After makes it 3 s.
+		// The transport's own first backoff for a 429 is 0.25–0.5 s: only the Retry-After makes it 3 s.
 		expect(Date.now() - started).toBeGreaterThanOrEqual(2950);
 	});
 
@@ -216,15 +238,20 @@ describe('Gen Gateway Chat Model against an OpenAI-format wire', () => {
 		const s500 = await serve((_req, res) => sendJson(res, 500, { error: { message: 'Internal error after accepting' } }));
 		const e500 = await failure((await modelFor(s500.url, { maxRetries: 3 })).invoke('Hello'));
 		expect(s500.requests).toHaveLength(1);
-		expect(e500.message).toBe('POST /v1/chat/completions failed with 500: Internal error after accepting');
-		expect(e500.description).toMatch(/outcome is unknown, so it was not resent/);
+		// The Chat node's words for a paid POST answered 500 (the transport's), no longer our SDK handler's.
+		expect(e500.message).toBe(
+			'The outcome of POST /v1/chat/completions is unknown: the service answered 500 (Internal error after ' +
+				'accepting), which does not say whether it created the work. The service may have accepted it (and may ' +
+				'charge for it), so it was not resubmitted.',
+		);
+		expect(e500.description).toMatch(/resubmitting blindly can pay for the same work twice/);
 		await s500.close();
 
 		const silent = await serve(() => undefined); // reads the request, never answers
 		const timedOut = await failure((await modelFor(silent.url, { maxRetries: 3, timeout: 1 })).invoke('Hello'));
 		expect(silent.requests).toHaveLength(1);
-		// The OpenAI client's timeout or the SDK dispatcher's headers timeout, whichever fires first (both are the option).
-		expect(timedOut.message).toMatch(/^The outcome of POST \/v1\/chat\/completions is unknown: (no answer within the timeout \(1 s\)|the connection failed)/);
+		// The transport's request timeout (the option), in the Chat node's words.
+		expect(timedOut.message).toMatch(/^The outcome of POST \/v1\/chat\/completions is unknown: no answer within 1 s \(its timeout ran out\)/);
 		expect(timedOut.message).toMatch(/it was not resubmitted\.$/);
 		await silent.close();
 
@@ -247,11 +274,12 @@ describe('Gen Gateway Chat Model against an OpenAI-format wire', () => {
 			const error = await failure((await modelFor(url, { maxRetries })).invoke('Hello'));
 			return { error, ms: Date.now() - started };
 		};
-		// Without retries it fails at once; with one retry p-retry's backoff (1–2 s) is waited before the second try.
+		// Without retries it fails at once; with one retry the transport's backoff (0.25–0.5 s; p-retry's was 1–2 s) is
+		// waited before the second try.
 		const once = await timedFailure(0);
 		const twice = await timedFailure(1);
 		expect(once.ms).toBeLessThan(900);
-		expect(twice.ms).toBeGreaterThanOrEqual(950);
+		expect(twice.ms - once.ms).toBeGreaterThanOrEqual(245);
 		for (const { error } of [once, twice]) {
 			expect(error.message).toBe('POST /v1/chat/completions failed: could not reach the service (ECONNREFUSED).');
 		}
@@ -279,5 +307,187 @@ describe('Gen Gateway Chat Model against an OpenAI-format wire', () => {
 			const { GenGatewayChatModel: Isolated } = await import('../../nodes/GenGatewayChatModel/GenGatewayChatModel.node');
 			await expect(new Isolated().supplyData.call(supplyContext('http://127.0.0.1:9', {}), 0)).rejects.toThrow(NEEDS_N8N_2);
 		});
+		// The mock outlives the isolated registry: the tests after this one load the real SDK again.
+		jest.dontMock('@n8n/ai-node-sdk');
+	});
+});
+
+/** Every place the key could end up after a failed call: the error (all of it), n8n's stored output, the AI events. */
+function expectKeyNowhere(error: unknown): void {
+	const seen = new WeakSet<object>();
+	const text = JSON.stringify({ error, message: (error as Error)?.message, description: (error as { description?: unknown })?.description, record }, (_key, value: unknown) => {
+		if (value && typeof value === 'object') {
+			if (seen.has(value)) return undefined;
+			seen.add(value);
+		}
+		return value instanceof Error ? { ...value, message: value.message, stack: value.stack } : value;
+	});
+	expect(text).not.toMatch(new RegExp(API_KEY, 'i'));
+	expect(record.outputs.length + record.aiEvents.length).toBeGreaterThan(0);
+}
+
+async function caught(promise: Promise<unknown>): Promise<Error & { description?: string; context?: Record<string, unknown> }> {
+	return (await promise.then(
+		() => {
+			throw new Error('expected the call to fail');
+		},
+		(error: unknown) => error,
+	)) as Error & { description?: string; context?: Record<string, unknown> };
+}
+
+async function streamAll(model: Model, input: unknown): Promise<string> {
+	let text = '';
+	for await (const piece of await model.stream(input)) {
+		const content = piece.content;
+		text += typeof content === 'string' ? content : (content as Array<{ text?: string }>).map((part) => part.text ?? '').join('');
+	}
+	return text;
+}
+
+const COMPLETIONS = '/v1/chat/completions';
+
+describe('Gen Gateway Chat Model on the package transport (issue 31)', () => {
+	it('streamed: two tool calls split across chunks, text before them, usage with "choices": [] before [DONE]; 1 POST', async () => {
+		const s = await serve((_req, res) =>
+			sse(res, [
+				chunk({ role: 'assistant', content: 'Making ' }),
+				chunk({ content: 'two clips.' }),
+				chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'Generate_Video', arguments: '{"prom' } }] }),
+				chunk({ tool_calls: [{ index: 0, function: { arguments: 'pt":"a fox"}' } }] }),
+				chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'Generate_Video', arguments: '' } }] }),
+				chunk({ tool_calls: [{ index: 1, function: { arguments: '{"prompt":"a ' } }] }),
+				chunk({ tool_calls: [{ index: 1, function: { arguments: 'cat","duration":4}' } }] }),
+				chunk({}, 'tool_calls'),
+				{ ...chunk({}), choices: [], usage: { prompt_tokens: 30, completion_tokens: 20, total_tokens: 50 } },
+				'[DONE]',
+			]),
+		);
+		const model = (await modelFor(s.url)).bindTools([VIDEO_TOOL]);
+		let message: { tool_calls?: unknown[]; usage_metadata?: unknown; text?: string; concat(other: unknown): unknown } | undefined;
+		for await (const piece of await model.stream('Two clips')) message = message ? (message.concat(piece) as typeof piece) : piece;
+		expect(message?.text).toBe('Making two clips.');
+		expect(message?.tool_calls).toEqual([
+			{ name: 'Generate_Video', args: { prompt: 'a fox' }, id: 'call_a', type: 'tool_call' },
+			{ name: 'Generate_Video', args: { prompt: 'a cat', duration: 4 }, id: 'call_b', type: 'tool_call' },
+		]);
+		expect(message?.usage_metadata).toMatchObject({ input_tokens: 30, output_tokens: 20, total_tokens: 50 });
+		expect(postsTo(s, COMPLETIONS)).toHaveLength(1);
+		expect(bodies(s)[0]).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+	});
+
+	it('a tool result goes back: the assistant\'s tool call and the tool message, as OpenAI-format messages', async () => {
+		const s = await serve((_req, res) =>
+			sendJson(res, 200, { id: 'c', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'Done: task_1' } }] }),
+		);
+		const model = (await modelFor(s.url)).bindTools([VIDEO_TOOL]);
+		const { AIMessage, HumanMessage, ToolMessage } = await import('@langchain/core/messages');
+		const answer = await model.invoke([
+			new HumanMessage('A boat'),
+			new AIMessage({ content: '', tool_calls: [{ id: 'call_9', name: 'Generate_Video', args: { prompt: 'a boat' } }] }),
+			new ToolMessage({ content: '{"taskId":"task_1"}', tool_call_id: 'call_9' }),
+		]);
+		expect(answer.text).toBe('Done: task_1');
+		expect(postsTo(s, COMPLETIONS)).toHaveLength(1);
+		expect(bodies(s)[0].messages).toEqual([
+			{ role: 'user', content: 'A boat' },
+			{ role: 'assistant', content: '', tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'Generate_Video', arguments: '{"prompt":"a boat"}' } }] },
+			{ role: 'tool', tool_call_id: 'call_9', content: '{"taskId":"task_1"}' },
+		]);
+	});
+
+	it('an error event whose message echoes the key: the service\'s words with the key masked, nowhere the key; 1 POST', async () => {
+		const s = await serve((_req, res) => {
+			res.writeHead(200, { 'content-type': 'text/event-stream' });
+			res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'Partial' }))}\n\n`);
+			res.write(`event: error\ndata: ${JSON.stringify({ error: { message: `Quota exceeded for key ${API_KEY}`, type: 'quota' } })}\n\n`);
+			res.end();
+		});
+		const error = await caught(streamAll(await modelFor(s.url), 'Hello'));
+		expect(error.message).toBe('POST /v1/chat/completions failed while streaming: Quota exceeded for key ***');
+		expect(error.description).toMatch(/counts as paid and was not resent/);
+		expect(error.context?.partialContent).toBe('Partial');
+		expectKeyNowhere(error);
+		expect(postsTo(s, COMPLETIONS)).toHaveLength(1);
+	});
+
+	it('429s whose message echoes the key, retried until Maximum Retries: the hint, nowhere the key; 3 POSTs', async () => {
+		const s = await serve((_req, res) =>
+			sendJson(res, 429, { error: { message: `Rate limit for ${API_KEY} reached` } }, { 'retry-after': '0' }),
+		);
+		const error = await caught((await modelFor(s.url, { maxRetries: 2 })).invoke('Hello'));
+		expect(error.message).toBe('POST /v1/chat/completions failed with 429: Rate limit for *** reached');
+		expect(error.description).toMatch(/^Rate limit exceeded/);
+		expectKeyNowhere(error);
+		expect(postsTo(s, COMPLETIONS)).toHaveLength(3);
+	});
+
+	it('a 429 without Retry-After: the transport\'s backoff, the credential\'s pace learns it, then the answer; 2 POSTs', async () => {
+		const s = await serve((_req, res, index) => {
+			if (index === 0) return sendJson(res, 429, { error: { message: 'Too many requests' } });
+			sendJson(res, 200, { id: 'c', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'Hi' } }] });
+		});
+		const executionId = `cm-429-${process.pid}`;
+		const credential = { id: `cm-429-cred-${process.pid}`, name: 'Gen Gateway account' };
+		const answer = await (await modelFor(s.url, {}, { executionId, credential })).invoke('Hello');
+		expect(answer.text).toBe('Hi');
+		expect(postsTo(s, COMPLETIONS)).toHaveLength(2);
+		// The 429 went into this execution's pacer on the credential's shared pace (pacer.ts): the rate is now bounded.
+		const pacer = pacerOf(executionId, credential.id);
+		expect(pacer.stats.limited).toBe(1);
+		expect(pacer.rate).toBeLessThan(Infinity);
+	});
+
+	it('a stream closed cleanly without [DONE] is incomplete: an error with the partial text, not an answer; 1 POST', async () => {
+		const s = await serve((_req, res) => {
+			res.writeHead(200, { 'content-type': 'text/event-stream' });
+			res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'Partial ans' }))}\n\n`);
+			res.end();
+		});
+		const error = await caught(streamAll(await modelFor(s.url, { maxRetries: 3 }), 'Hello'));
+		expect(error.message).toMatch(/^The stream of POST \/v1\/chat\/completions broke before it was complete \(the connection closed before data: \[DONE\]\)/);
+		expect(error.context?.partialContent).toBe('Partial ans');
+		expect(error.context?.outcomeUnknown).toBe(true);
+		expect(postsTo(s, COMPLETIONS)).toHaveLength(1);
+	});
+
+	it('a stream reset after it began: an unknown outcome (a broken stream), never resent; 1 POST', async () => {
+		const s = await serve((_req, res) => {
+			res.writeHead(200, { 'content-type': 'text/event-stream' });
+			res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'Half' }))}\n\n`);
+			setImmediate(() => res.socket?.destroy());
+		});
+		const error = await caught(streamAll(await modelFor(s.url, { maxRetries: 3 }), 'Hello'));
+		expect(error.message).toMatch(/^The stream of POST \/v1\/chat\/completions broke before it was complete/);
+		expect(error.message).toMatch(/so the request was not resent\.$/);
+		expect(error.context?.outcomeUnknown).toBe(true);
+		expect(postsTo(s, COMPLETIONS)).toHaveLength(1);
+	});
+
+	it('a 200 whose body is {"error": …}: the service\'s error with its words, streamed or not; 1 POST each', async () => {
+		const s = await serve((_req, res) => sendJson(res, 200, { error: { message: 'Model gpt-x does not exist', type: 'invalid_request_error' } }));
+		const plain = await caught((await modelFor(s.url)).invoke('Hello'));
+		expect(plain.message).toBe('POST /v1/chat/completions failed: Model gpt-x does not exist');
+		expect(plain.description).toMatch(/HTTP 200 with an "error" body/);
+		expect(postsTo(s, COMPLETIONS)).toHaveLength(1);
+		// Asked to stream, the same JSON body (the service ignored `stream`): the same error.
+		const streamed = await caught(streamAll(await modelFor(s.url), 'Hello'));
+		expect(streamed.message).toBe('POST /v1/chat/completions failed: Model gpt-x does not exist');
+		expect(postsTo(s, COMPLETIONS)).toHaveLength(2);
+	});
+
+	it('across the root node\'s Retry On Fail: a 500 (unknown outcome) is one POST, the tries after it are refused', async () => {
+		const s = await serve((_req, res) => sendJson(res, 500, { error: { message: 'Internal error after accepting' } }));
+		// Each try of the root node calls supplyData again on a new context of the same execution and run.
+		const executionId = `cm-retry-on-fail-${process.pid}`;
+		const tries: Error[] = [];
+		for (let attempt = 0; attempt < 3; attempt++) tries.push(await caught((await modelFor(s.url, {}, { executionId })).invoke('Hello')));
+		expect(postsTo(s, COMPLETIONS)).toHaveLength(1);
+		expect(tries[0].message).toMatch(/^The outcome of POST \/v1\/chat\/completions is unknown/);
+		for (const again of tries.slice(1)) {
+			expect(again.message).toMatch(/^Not resubmitted: an earlier try of this item in this execution had an unknown outcome/);
+		}
+		// A new question in the same run is not held back.
+		await caught((await modelFor(s.url, {}, { executionId })).invoke('Something else'));
+		expect(postsTo(s, COMPLETIONS)).toHaveLength(2);
 	});
 });

@@ -19,6 +19,8 @@ export interface RetryPolicy {
 	 * attempt (or until the request's own deadline, e.g. an item's Max Wait): it does not use up the attempts above.
 	 */
 	maxRateLimitedMs?: number;
+	/** At most this many 429s in a row are waited out (the Chat Model's Maximum Retries); unset: until the deadline. */
+	maxRateLimitedRetries?: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -147,6 +149,8 @@ export function rateLimitedDelay(input: {
 	policy: RetryPolicy;
 	random?: () => number;
 }): number | undefined {
+	const most = input.policy.maxRateLimitedRetries;
+	if (most !== undefined && input.limited > most) return undefined;
 	const delay = input.retryAfterMs ?? backoffDelay(input.limited, input.policy, input.random);
 	return delay > input.remainingMs ? undefined : delay;
 }
