@@ -2,7 +2,7 @@
 // the same credential, and a 429 the Video node gets slows the Chat Model; a node on another credential goes at once.
 // The Chat Model runs on n8n-core's real supply context, the Video node (Get Status) on the n8n-core harness, each in
 // its own execution, against one loopback server of the test's own that records when each request arrived.
-// Time: about 12 s (two Retry-After waits of 4 s, and the harness).
+// Time: about 20 s (two Retry-After waits of 4 s, and the harness).
 import type { INodeType, ISupplyDataFunctions } from 'n8n-workflow';
 
 import { GenGatewayChatModel } from '../../nodes/GenGatewayChatModel/GenGatewayChatModel.node';

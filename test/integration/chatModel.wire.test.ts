@@ -7,7 +7,7 @@
 // node's Retry On Fail, while a 429 or a refused connection is retried. Each case counts the POSTs.
 // Until issue 31 the model was the SDK's OpenAI client (supplyModel({ type: 'openai' })); where an assertion was about
 // that client's own words or backoff, it now asserts the transport's (the Chat node's), and says so.
-// Time: about 15 s (a 429's Retry-After of 3 s and 2 s are really waited).
+// Time: about 25 s (a 429's Retry-After of 3 s is really waited; n8n-core and the SDK load once).
 import type { ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
