@@ -109,7 +109,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	const running = new Set<INodeExecutionData>();
 	const out = await runItems(
 		this,
-		async (itemIndex, gate) => {
+		async (itemIndex, lane) => {
 			const taskId = readTaskId(this, itemIndex);
 			const since = readSince(this, itemIndex, taskId);
 			const input = inputs[itemIndex];
@@ -120,7 +120,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			const outcome = await checkTaskOnce(
 				this,
 				taskId,
-				taskWait(waitFields, { itemIndex, gate, since }),
+				taskWait(waitFields, { ...lane, since }),
 				readTaskOutput(this, itemIndex, {
 					...details,
 					task_id: taskId,

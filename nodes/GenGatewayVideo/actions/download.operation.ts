@@ -28,18 +28,19 @@ export const properties: INodeProperties[] = [
 
 /** Streams one artifact of a finished task into binary data. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	return await forEachTask(this, async (taskId, itemIndex, gate) => {
+	return await forEachTask(this, async (taskId, lane) => {
+		const { itemIndex } = lane;
 		const artifactKey = String(this.getNodeParameter('artifactKey', itemIndex, 'video') || 'video').trim();
 		const key = checkPathSegment(this, 'Artifact Key', artifactKey, itemIndex);
 		const property = this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string;
 		// The listing gives the artifact's MIME type; a listing that fails or lacks the key still lets us try the key,
 		// unless the task is still running or failed (task/notFinished.ts): then that is what the user learns.
-		const listed = (await listArtifacts(this, taskId, itemIndex, gate).catch(() => [])).find((a) => a.key === key);
+		const listed = (await listArtifacts(this, taskId, lane).catch(() => [])).find((a) => a.key === key);
 		if (!listed) {
-			const notFinished = await notFinishedError(this, taskId, 'Download', itemIndex, gate);
+			const notFinished = await notFinishedError(this, taskId, 'Download', lane);
 			if (notFinished) throw notFinished;
 		}
-		const binary = await downloadArtifact(this, taskId, listed ?? { key }, itemIndex, gate);
+		const binary = await downloadArtifact(this, taskId, listed ?? { key }, lane);
 		return {
 			json: { task_id: taskId, artifact_key: key, mime_type: binary.mimeType, file_name: binary.fileName },
 			binary: { [property]: binary },

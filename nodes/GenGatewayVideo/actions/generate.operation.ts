@@ -1,10 +1,10 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import type { Gate } from '../../shared/run/concurrency';
 import { runItems } from '../../shared/run/runItems';
 import { guardScope, submitOnce } from '../../shared/run/submissionGuard';
 import type { GuardScope } from '../../shared/run/submissionGuard';
+import type { Lane } from '../../shared/transport/lane';
 import { completeTask } from '../task/outcome';
 import { modelFieldProperties, modelProperty } from '../model/fields';
 import { inputSource, readVideoParameters } from '../model/parameters';
@@ -72,16 +72,15 @@ async function submitGuarded(
 	ctx: IExecuteFunctions,
 	scope: GuardScope,
 	body: VideoRequestBody,
-	itemIndex: number,
-	gate: Gate,
+	lane: Lane,
 ): Promise<{ taskId: string; resumed: boolean; acceptedAt: number }> {
 	const { value, resumed, acceptedAt } = await submitOnce(ctx, {
 		scope,
-		itemIndex,
+		itemIndex: lane.itemIndex,
 		request: body,
 		what: 'POST /v1/tasks/vendor',
 		noun: 'video',
-		send: async () => await submitTask(ctx, body, itemIndex, gate),
+		send: async () => await submitTask(ctx, body, lane),
 	});
 	return { taskId: value, resumed, acceptedAt };
 }
@@ -111,13 +110,13 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	return [
 		await runItems(
 			this,
-			async (itemIndex, gate) => {
+			async (itemIndex, lane) => {
 				const entry = prepared[itemIndex];
 				if ('error' in entry) throw entry.error;
 				const details: IDataObject = { model: entry.body.model };
-				const submitGate = report.submissionGate(gate, itemIndex);
 				try {
-					const { taskId, resumed, acceptedAt } = await submitGuarded(this, scope, entry.body, itemIndex, submitGate);
+					const submission = report.submissionLane(lane);
+					const { taskId, resumed, acceptedAt } = await submitGuarded(this, scope, entry.body, submission);
 					report.paid(itemIndex, taskId);
 					const submittedAt = new Date(acceptedAt).toISOString();
 					Object.assign(details, {
@@ -133,8 +132,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 						};
 					}
 					const wait = taskWait(waitFields, {
-						itemIndex,
-						gate,
+						...lane,
 						// Max Wait is per task: a retry that resumes it waits only what is left of it.
 						since: acceptedAt,
 						...report.waitHooks(itemIndex),

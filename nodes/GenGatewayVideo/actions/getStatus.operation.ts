@@ -8,8 +8,8 @@ export const properties: INodeProperties[] = [taskIdProperty(['getStatus'])];
 
 /** One status query per item: status, progress, fail_reason. */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	return await forEachTask(this, async (taskId, itemIndex, gate) => ({
-		json: { ...(await getTaskStatus(this, taskId, itemIndex, gate)) },
-		pairedItem: { item: itemIndex },
+	return await forEachTask(this, async (taskId, lane) => ({
+		json: { ...(await getTaskStatus(this, taskId, lane)) },
+		pairedItem: { item: lane.itemIndex },
 	}));
 }

@@ -15,9 +15,10 @@ const isNotReady = (error: unknown) => String((error as { httpCode?: unknown }).
  * task still running or failed is that task's state, said plainly (task/notFinished.ts).
  */
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	return await forEachTask(this, async (taskId, itemIndex, gate) => {
-		const explain = async () => await notFinishedError(this, taskId, 'List Artifacts', itemIndex, gate);
-		const artifacts = await listArtifacts(this, taskId, itemIndex, gate).catch(async (error: unknown) => {
+	return await forEachTask(this, async (taskId, lane) => {
+		const { itemIndex } = lane;
+		const explain = async () => await notFinishedError(this, taskId, 'List Artifacts', lane);
+		const artifacts = await listArtifacts(this, taskId, lane).catch(async (error: unknown) => {
 			throw (isNotReady(error) ? await explain() : undefined) ?? asNodeError(this, error, itemIndex);
 		});
 		if (artifacts.length === 0) {

@@ -1,8 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import type { Gate } from '../../shared/run/concurrency';
 import { runItems } from '../../shared/run/runItems';
 import type { RunPolicy } from '../../shared/run/runItems';
+import type { Lane } from '../../shared/transport/lane';
 import { DEFAULT_CONCURRENCY } from './waitFields';
 import { readTaskId } from './taskId';
 
@@ -18,9 +18,9 @@ export const videoRun = (concurrency = DEFAULT_CONCURRENCY): RunPolicy => ({
 /** A one-request operation on the task of each item (Get Status, List Artifacts, Download). */
 export async function forEachTask(
 	ctx: IExecuteFunctions,
-	work: (taskId: string, itemIndex: number, gate: Gate) => Promise<INodeExecutionData>,
+	work: (taskId: string, lane: Lane) => Promise<INodeExecutionData>,
 ): Promise<INodeExecutionData[][]> {
 	return [
-		await runItems(ctx, async (itemIndex, gate) => await work(readTaskId(ctx, itemIndex), itemIndex, gate), videoRun()),
+		await runItems(ctx, async (itemIndex, lane) => await work(readTaskId(ctx, itemIndex), lane), videoRun()),
 	];
 }

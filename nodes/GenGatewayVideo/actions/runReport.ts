@@ -1,8 +1,8 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import type { Gate } from '../../shared/run/concurrency';
 import { asNodeError } from '../../shared/transport/errors';
+import type { Lane } from '../../shared/transport/lane';
 import type { TaskWait } from '../task/taskWait';
 
 /**
@@ -34,12 +34,13 @@ export class RunReport {
 	}
 
 	/**
-	 * The item's gate for its paid submission. Checked when the submission's turn comes: a run that is already failing
-	 * submits nothing more; a failed submission is recorded before the gate lets the next one in.
+	 * The item's lane for its paid submission. Checked when the submission's turn comes: a run that is already failing
+	 * submits nothing more; a failed submission is recorded before the lane's gate lets the next one in.
 	 */
-	submissionGate(gate: Gate, itemIndex: number): Gate {
-		return async (call) =>
-			await gate(async () => {
+	submissionLane(lane: Lane): Lane {
+		const { itemIndex } = lane;
+		const gate: Lane['gate'] = async (call) =>
+			await lane.gate(async () => {
 				if (this.stopping()) {
 					this.skipped.add(itemIndex);
 					throw notSubmittedError(this.ctx, itemIndex);
@@ -49,6 +50,7 @@ export class RunReport {
 					throw asNodeError(this.ctx, error, itemIndex);
 				});
 			});
+		return { itemIndex, gate };
 	}
 
 	/** The service accepted the item's task: from now on it is paid for. */

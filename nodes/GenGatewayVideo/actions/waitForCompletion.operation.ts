@@ -21,14 +21,13 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	return [
 		await runItems(
 			this,
-			async (itemIndex, gate) => {
+			async (itemIndex, lane) => {
 				const taskId = readTaskId(this, itemIndex);
 				return await completeTask(
 					this,
 					taskId,
 					taskWait(waitFields, {
-						itemIndex,
-						gate,
+						...lane,
 						// Max Wait counts from this run's first try: Retry On Fail does not restart it.
 						since: firstSeen(this, itemIndex, taskId),
 					}),

@@ -1,16 +1,15 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { openGate } from '../../shared/run/concurrency';
-import type { Gate } from '../../shared/run/concurrency';
 import { networkError } from '../../shared/transport/errors';
-import { gatewayJson, paceTurn } from '../../shared/transport/transport';
+import type { Lane } from '../../shared/transport/lane';
+import { gatewayJson } from '../../shared/transport/transport';
 import type { VideoRequestBody } from '../model/requestBody';
 import { taskIdFrom } from './pathSegment';
 
 /**
  * The one client of the video task endpoints (docs/service-interface.md §4.2): submit, status, artifacts (the content:
  * content.ts).
- * Each request takes its turn in the credential's pace (transport.ts `paceTurn`) before the concurrency gate.
+ * Each request goes in the item's lane: the transport takes its turn in the credential's pace, then the gate.
  */
 
 export interface TaskStatus {
@@ -42,21 +41,16 @@ const taskPath = (taskId: string) => `/v1/tasks/${encodeURIComponent(taskId)}`;
 export async function submitTask(
 	ctx: IExecuteFunctions,
 	body: VideoRequestBody,
-	itemIndex: number,
-	gate: Gate = openGate,
+	lane: Lane,
 ): Promise<string> {
-	const turnTaken = await paceTurn(ctx, 'submit');
-	const answer = await gate(
-		async () =>
-			await gatewayJson<IDataObject>(ctx, {
-				method: 'POST',
-				path: '/v1/tasks/vendor',
-				body,
-				kind: 'submit',
-				itemIndex,
-				turnTaken,
-			}),
-	);
+	const { itemIndex } = lane;
+	const answer = await gatewayJson<IDataObject>(ctx, {
+		method: 'POST',
+		path: '/v1/tasks/vendor',
+		body,
+		kind: 'submit',
+		lane,
+	});
 	const data = isRecord(answer.data) ? answer.data : {};
 	const taskId = [answer.task_id, answer.id, data.task_id, data.id].map(taskIdFrom).find((id) => id !== undefined);
 	if (taskId === undefined) {
@@ -103,33 +97,26 @@ function statusFromBody(taskId: string, body: IDataObject): TaskStatus {
 export async function queryTask(
 	ctx: IExecuteFunctions,
 	taskId: string,
-	itemIndex: number,
-	gate: Gate = openGate,
+	lane: Lane,
 	deadline?: number,
 ): Promise<{ status: TaskStatus; unexpected?: string }> {
-	const turnTaken = await paceTurn(ctx, 'poll');
-	const body = await gate(
-		async () =>
-			await gatewayJson<IDataObject>(ctx, {
-				method: 'GET',
-				path: taskPath(taskId),
-				kind: 'read',
-				itemIndex,
-				pace: 'poll',
-				turnTaken,
-				deadline,
-			}),
-	);
+	const body = await gatewayJson<IDataObject>(ctx, {
+		method: 'GET',
+		path: taskPath(taskId),
+		kind: 'read',
+		lane,
+		pace: 'poll',
+		deadline,
+	});
 	return { status: statusFromBody(taskId, body), unexpected: unexpectedStatus(body) };
 }
 
 export async function getTaskStatus(
 	ctx: IExecuteFunctions,
 	taskId: string,
-	itemIndex: number,
-	gate: Gate = openGate,
+	lane: Lane,
 ): Promise<TaskStatus> {
-	return (await queryTask(ctx, taskId, itemIndex, gate)).status;
+	return (await queryTask(ctx, taskId, lane)).status;
 }
 
 /** An answer without a status, for the error: which fields came instead (never their values). */
@@ -166,19 +153,13 @@ function artifactsFromBody(body: unknown): Artifact[] {
 export async function listArtifacts(
 	ctx: IExecuteFunctions,
 	taskId: string,
-	itemIndex: number,
-	gate: Gate = openGate,
+	lane: Lane,
 ): Promise<Artifact[]> {
-	const turnTaken = await paceTurn(ctx, 'finish');
-	const body = await gate(
-		async () =>
-			await gatewayJson<unknown>(ctx, {
-				method: 'GET',
-				path: `${taskPath(taskId)}/artifacts`,
-				kind: 'read',
-				itemIndex,
-				turnTaken,
-			}),
-	);
+	const body = await gatewayJson<unknown>(ctx, {
+		method: 'GET',
+		path: `${taskPath(taskId)}/artifacts`,
+		kind: 'read',
+		lane,
+	});
 	return artifactsFromBody(body);
 }

@@ -4,16 +4,15 @@ import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 import { describeBytes, detectMediaType, looksLikeText } from '../../shared/binary/binary';
 import { downloadChecked, downloadHeaders } from '../../shared/binary/download';
 import type { ResumeFrom } from '../../shared/binary/download';
-import { openGate } from '../../shared/run/concurrency';
-import type { Gate } from '../../shared/run/concurrency';
 import { joinUrl, normaliseBaseUrl } from '../../shared/transport/baseUrl';
 import { asNodeError, redact } from '../../shared/transport/errors';
+import type { Lane } from '../../shared/transport/lane';
 import {
 	CREDENTIAL_TYPE,
 	credentialSecrets,
 	downloadUrl,
 	gatewayStream,
-	paceTurn,
+	holdLane,
 	waitFor,
 } from '../../shared/transport/transport';
 import type { StreamResponse } from '../../shared/transport/transport';
@@ -170,12 +169,11 @@ export async function downloadArtifact(
 	ctx: IExecuteFunctions,
 	taskId: string,
 	artifact: ArtifactRef,
-	itemIndex: number,
-	gate: Gate = openGate,
+	lane: Lane,
 ): Promise<IBinaryData> {
-	// The gate is held until the file is stored: downloads count against the concurrency limit too.
-	const turnTaken = await paceTurn(ctx, 'finish');
-	return await gate(async () => {
+	const { itemIndex } = lane;
+	// The lane is held until the file is stored: downloads count against the concurrency limit too.
+	return await holdLane(ctx, lane, 'finish', async (turnTaken) => {
 		let first = true;
 		return await downloadChecked(ctx, {
 			name: artifact.key === 'video' ? `${taskId}.mp4` : `${taskId}-${artifact.key}`,

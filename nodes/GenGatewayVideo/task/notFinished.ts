@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import type { Gate } from '../../shared/run/concurrency';
+import type { Lane } from '../../shared/transport/lane';
 import { getTaskStatus } from './client';
 import { FAILURE, meaningOf } from './status';
 
@@ -15,10 +15,10 @@ export async function notFinishedError(
 	ctx: IExecuteFunctions,
 	taskId: string,
 	operation: string,
-	itemIndex: number,
-	gate: Gate,
+	lane: Lane,
 ): Promise<NodeOperationError | undefined> {
-	const status = await getTaskStatus(ctx, taskId, itemIndex, gate).catch(() => undefined);
+	const { itemIndex } = lane;
+	const status = await getTaskStatus(ctx, taskId, lane).catch(() => undefined);
 	if (!status) return undefined;
 	const meaning = meaningOf(status.status);
 	if (meaning === 'success') return undefined;

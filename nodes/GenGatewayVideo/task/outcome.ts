@@ -214,7 +214,7 @@ async function collectVideo(
 ): Promise<INodeExecutionData> {
 	const { itemIndex } = wait;
 	const finishedAt = new Date().toISOString();
-	const artifacts = await listArtifacts(ctx, taskId, itemIndex, wait.gate).catch((error: unknown) => {
+	const artifacts = await listArtifacts(ctx, taskId, wait).catch((error: unknown) => {
 		throw lostTrack(ctx, error, 'list the artifacts', taskId, itemIndex, details);
 	});
 	const json: IDataObject = {
@@ -235,8 +235,7 @@ async function collectVideo(
 			ctx,
 			taskId,
 			listed ?? { key: 'video' },
-			itemIndex,
-			wait.gate,
+			wait,
 		);
 	} catch (error) {
 		if (ctx.getExecutionCancelSignal()?.aborted) throw asNodeError(ctx, error, itemIndex);

@@ -23,6 +23,3 @@ export function createGate(limit: number): Gate {
 		}
 	};
 }
-
-/** A gate that never waits, for single calls. */
-export const openGate: Gate = async (call) => await call();

@@ -4,6 +4,7 @@ import { withMessageForChat } from './n8nChatStream';
 import { createGate } from './concurrency';
 import { asNodeError } from '../transport/errors';
 import type { Gate } from './concurrency';
+import type { Lane } from '../transport/lane';
 import { errorItem } from './errorItem';
 import { releaseSubmissions } from './submissionGuard';
 
@@ -12,7 +13,7 @@ import { releaseSubmissions } from './submissionGuard';
  * Continue On Fail per item and, when the run ends with output, releases the submission guard's memory of it.
  */
 
-type ItemWork = (itemIndex: number, gate: Gate) => Promise<INodeExecutionData | INodeExecutionData[]>;
+type ItemWork = (itemIndex: number, lane: Lane) => Promise<INodeExecutionData | INodeExecutionData[]>;
 
 export interface RunPolicy {
 	/**
@@ -49,7 +50,7 @@ type Outcome = { items: INodeExecutionData[] } | { error: unknown };
 async function settle(work: ItemWork, itemIndex: number, gate: Gate): Promise<Outcome> {
 	try {
 		return {
-			items: ([] as INodeExecutionData[]).concat(await work(itemIndex, gate)),
+			items: ([] as INodeExecutionData[]).concat(await work(itemIndex, { itemIndex, gate })),
 		};
 	} catch (error) {
 		return { error };

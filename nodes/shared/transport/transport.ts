@@ -10,6 +10,7 @@ import type {
 
 import { joinUrl, normaliseBaseUrl } from './baseUrl';
 import { apiErrorFromResponse, asNodeError, messageFromBody, networkError, redact } from './errors';
+import type { Lane } from './lane';
 import { pacerOf } from './pacer';
 import { redactDeep } from './redaction';
 import type { PaceClass, Pacer } from './pacer';
@@ -51,6 +52,9 @@ interface GatewayRequest {
 	 * and ends here. The whole rule: answerVerdict / failureVerdict in retry.ts.
 	 */
 	kind: 'read' | 'submit';
+	/** The item's lane: its pace turn, then its gate, are taken here for the request (`inLane`). */
+	lane?: Lane;
+	/** Without a lane: which item an error names. */
 	itemIndex?: number;
 	/**
 	 * Streams only: the 2xx answer must be a file (the video). JSON, HTML or text, or an empty body, is then an error
@@ -68,7 +72,7 @@ interface GatewayRequest {
 	retry?: Partial<RetryPolicy>;
 	/**
 	 * Its place in the credential's pace (pacer.ts): 'poll' for status polls, 'submit' and 'finish' (other reads) by
-	 * default from `kind`. `turnTaken`: the caller already waited for the first turn (paceTurn, before its gate).
+	 * default from `kind`. `turnTaken`: the turn taken for a held lane (`holdLane`), for its first request only.
 	 */
 	pace?: PaceClass;
 	turnTaken?: number;
@@ -140,13 +144,41 @@ export function pacerFor(ctx: GatewayFunctions): Pacer | undefined {
 }
 
 /**
- * Waits for a request's turn in the credential's pace and returns when it was granted. Callers that queue requests
- * behind a concurrency gate take the turn before the gate (so the pace, not the gate's arrival order, decides who goes
- * next) and pass the time as `turnTaken`; a 429 in between makes the request ask again.
+ * Waits for a request's turn in the credential's pace and returns when it was granted. A lane's turn is taken before
+ * its gate (holdLane: so the pace, not the gate's arrival order, decides who goes next) and passed on as `turnTaken`;
+ * a 429 in between makes the request ask again.
  */
-export async function paceTurn(ctx: GatewayFunctions, pace: PaceClass): Promise<number> {
+async function paceTurn(ctx: GatewayFunctions, pace: PaceClass): Promise<number> {
 	await pacerFor(ctx)?.acquire(async (ms) => await waitFor(ctx, ms), pace);
 	return Date.now();
+}
+
+/**
+ * Holds the item's lane for `work` (a download that spans several requests): the pace turn first, then the gate. The
+ * turn is handed to `work` for its first request; later requests ask the pace themselves.
+ */
+export async function holdLane<T>(
+	ctx: GatewayFunctions,
+	lane: Lane,
+	pace: PaceClass,
+	work: (turnTaken: number) => Promise<T>,
+): Promise<T> {
+	const turnTaken = await paceTurn(ctx, pace);
+	return await lane.gate(async () => await work(turnTaken));
+}
+
+const paceOf = (request: GatewayRequest): PaceClass => request.pace ?? (request.kind === 'submit' ? 'submit' : 'finish');
+
+/** One request in its lane (pace turn, then gate), or, without a lane, paced by withRetries alone. */
+async function inLane<T>(
+	ctx: GatewayFunctions,
+	request: GatewayRequest,
+	work: (request: GatewayRequest) => Promise<T>,
+): Promise<T> {
+	const { lane } = request;
+	if (!lane) return await work(request);
+	const itemIndex = request.itemIndex ?? lane.itemIndex;
+	return await holdLane(ctx, lane, paceOf(request), async (turnTaken) => await work({ ...request, itemIndex, turnTaken }));
 }
 
 interface FailureCause {
@@ -408,7 +440,7 @@ async function send(
 		timeoutMs,
 		timeoutAdvice: request.timeoutAdvice,
 		manualRedirect: request.manualRedirect,
-		pace: request.pace ?? (request.kind === 'submit' ? 'submit' : 'finish'),
+		pace: paceOf(request),
 		turnTaken: request.turnTaken,
 		deadline: request.deadline,
 	};
@@ -428,6 +460,10 @@ async function send(
 
 /** A JSON request; resolves with the parsed body of a 2xx answer, or throws a NodeApiError. */
 export async function gatewayJson<T = unknown>(ctx: GatewayFunctions, request: GatewayRequest): Promise<T> {
+	return await inLane(ctx, request, async (inLaneRequest) => await json<T>(ctx, inLaneRequest));
+}
+
+async function json<T>(ctx: GatewayFunctions, request: GatewayRequest): Promise<T> {
 	const response = await send(ctx, request, false);
 	const body = response.body;
 	// One redaction at the boundary (redaction.ts): nothing the service echoes reaches a node with the key in it.
@@ -484,6 +520,10 @@ async function rejectNonFile(
 
 /** A request whose 2xx body is handed over as a stream (downloads, server-sent events). */
 export async function gatewayStream(ctx: GatewayFunctions, request: GatewayRequest): Promise<StreamResponse> {
+	return await inLane(ctx, request, async (inLaneRequest) => await stream(ctx, inLaneRequest));
+}
+
+async function stream(ctx: GatewayFunctions, request: GatewayRequest): Promise<StreamResponse> {
 	const hangUp = new AbortController();
 	const response = await send(ctx, request, true, hangUp);
 	const redirected = response.statusCode >= 300 && response.statusCode < 400;
