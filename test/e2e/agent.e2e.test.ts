@@ -1,7 +1,7 @@
 // examples/ai-agent-video-tool.json in a real n8n (2.41.1 by default; 1.123.81 with GEN_GATEWAY_E2E_N8N=1), served by `n8n start` and driven over HTTP as a
 // chat client drives it: a message to the Chat Trigger's production URL → n8n's AI Agent, whose model is this package's
-// Gen Gateway Chat Model (n8n's @n8n/ai-node-sdk: LangChain's ChatOpenAI, a client nobody here wrote) on the Gen
-// Gateway credential → the mock's "model" calls the Video tool (scripted by [[tool=...]] / [[arg.KEY=VALUE]] markers
+// Gen Gateway Chat Model (our own chat model on the package's transport, inside n8n's @n8n/ai-node-sdk adapter and
+// LangChain's agent, which nobody here wrote) on the Gen Gateway credential → the mock's "model" calls the Video tool (scripted by [[tool=...]] / [[arg.KEY=VALUE]] markers
 // in the message, see test/mock/toolCalls.ts) → the Gen Gateway Video tool submits once, waits, downloads → the
 // model's final answer reaches the chat. The workflow file runs unchanged on 2.x; only its credential is imported.
 // A copy whose Chat Trigger streams (responseMode 'streaming') makes the agent stream the model too: the mock's
