@@ -1,6 +1,6 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
-import { chatRunPolicy, runItems } from '../shared/run/runItems';
+import { route } from '../shared/run/router';
 import { modelSearch } from '../shared/descriptions/models';
 import { nodeBase, operationProperty } from '../shared/descriptions/nodeBase';
 import { modelLocator } from '../shared/descriptions/requestFields';
@@ -8,12 +8,8 @@ import * as message from './actions/message.operation';
 import * as response from './actions/response.operation';
 import { optionsProperty } from './options';
 import { simplifyProperty } from './output';
-import { PARTIAL_CONTENT } from './stream/streamedRequest';
 
-const OPERATIONS: Record<string, (ctx: IExecuteFunctions, itemIndex: number) => Promise<IDataObject>> = {
-	message: message.execute,
-	response: response.execute,
-};
+const OPERATIONS = { message: message.operation, response: response.operation };
 
 export class GenGatewayChat implements INodeType {
 	description: INodeTypeDescription = {
@@ -58,18 +54,7 @@ export class GenGatewayChat implements INodeType {
 	methods = { listSearch: { searchModels: modelSearch('chat') } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return [
-			await runItems(
-				this,
-				async (itemIndex) => {
-					const operation = this.getNodeParameter('operation', itemIndex) as string;
-					return {
-						json: await OPERATIONS[operation](this, itemIndex),
-						pairedItem: { item: itemIndex },
-					};
-				},
-				chatRunPolicy(this, [PARTIAL_CONTENT]),
-			),
-		];
+		// Each item names its own operation (both share the run's policy).
+		return await route(this, OPERATIONS, { operationPerItem: true });
 	}
 }

@@ -1,8 +1,9 @@
-import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { mergeExtraBody, readModel } from '../shared/descriptions/requestFields';
 import { timeoutMsOf } from '../shared/descriptions/timeoutOption';
-import { streamsToN8nChat } from '../shared/run/n8nChatStream';
+import { chatRunPolicy, streamsToN8nChat } from '../shared/run/n8nChatStream';
+import type { Operation } from '../shared/run/router';
 import { messagesOf } from './messageList';
 import type { Endpoint, MessageEntry } from './messageList';
 import { readOptions, wantsStream } from './options';
@@ -11,6 +12,7 @@ import { replyJson } from './output';
 import type { Reply } from './output';
 import { sendPaidChatRequest } from './paidRequest';
 import type { StreamAssembler } from './stream/assembler';
+import { PARTIAL_CONTENT } from './stream/streamedRequest';
 
 /** What differs between the two chat operations; `runChatOperation` does the rest the same way for both. */
 export interface ChatOperation {
@@ -33,7 +35,7 @@ export interface ChatOperation {
 }
 
 /** Reads the item's parameters, builds the body (images read and checked first), sends it once, shapes the answer. */
-export async function runChatOperation(
+async function runChatOperation(
 	ctx: IExecuteFunctions,
 	itemIndex: number,
 	operation: ChatOperation,
@@ -78,4 +80,19 @@ export function samplingFields(options: ChatOptions, maxTokensField: string): ID
 	if (options.topP !== undefined) fields.top_p = options.topP;
 	if (options.maxTokens !== undefined) fields[maxTokensField] = options.maxTokens;
 	return fields;
+}
+
+/**
+ * A chat operation in the node's router: one output item per input item; a failed item keeps the partial answer,
+ * and a run streamed to n8n's chat fails with the message in front (n8nChatStream.ts).
+ */
+export function routedChatOperation(properties: INodeProperties[], operation: ChatOperation): Operation {
+	return {
+		properties,
+		policy: (ctx) => chatRunPolicy(ctx, [PARTIAL_CONTENT]),
+		run: async (ctx, itemIndex) => ({
+			json: await runChatOperation(ctx, itemIndex, operation),
+			pairedItem: { item: itemIndex },
+		}),
+	};
 }

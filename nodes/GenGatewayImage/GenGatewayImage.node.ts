@@ -1,11 +1,10 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
-import { chatRunPolicy, runItems } from '../shared/run/runItems';
+import { route } from '../shared/run/router';
 import { modelSearch } from '../shared/descriptions/models';
 import { nodeBase, operationProperty } from '../shared/descriptions/nodeBase';
 import { modelLocator } from '../shared/descriptions/requestFields';
 import * as generate from './actions/generate.operation';
-import { IMAGE_URLS } from './imageOutput';
 
 export class GenGatewayImage implements INodeType {
 	description: INodeTypeDescription = {
@@ -41,12 +40,6 @@ export class GenGatewayImage implements INodeType {
 	methods = { listSearch: { searchModels: modelSearch('image') } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return [
-			await runItems(
-				this,
-				async (itemIndex) => await generate.execute(this, itemIndex),
-				chatRunPolicy(this, [IMAGE_URLS]),
-			),
-		];
+		return await route(this, { generate: generate.operation });
 	}
 }

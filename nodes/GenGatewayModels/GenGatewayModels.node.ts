@@ -1,6 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { nodeBase, operationProperty } from '../shared/descriptions/nodeBase';
+import { route } from '../shared/run/router';
 import * as getMany from './actions/getMany.operation';
 
 export class GenGatewayModels implements INodeType {
@@ -31,6 +32,6 @@ export class GenGatewayModels implements INodeType {
 	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return [await getMany.execute.call(this)];
+		return await route(this, { getMany: getMany.operation });
 	}
 }

@@ -1,7 +1,8 @@
-import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
 
 import { nodeBase, operationProperty } from '../shared/descriptions/nodeBase';
+import { route } from '../shared/run/router';
+import type { Operations } from '../shared/run/router';
 import * as check from './actions/check.operation';
 import * as download from './actions/download.operation';
 import * as generate from './actions/generate.operation';
@@ -9,13 +10,13 @@ import * as getStatus from './actions/getStatus.operation';
 import * as listArtifacts from './actions/listArtifacts.operation';
 import * as waitForCompletion from './actions/waitForCompletion.operation';
 
-const OPERATIONS: Record<string, { execute: (this: IExecuteFunctions) => Promise<INodeExecutionData[][]> }> = {
-	check,
-	download,
-	generate,
-	getStatus,
-	listArtifacts,
-	waitForCompletion,
+const OPERATIONS: Operations = {
+	check: check.operation,
+	download: download.operation,
+	generate: generate.operation,
+	getStatus: getStatus.operation,
+	listArtifacts: listArtifacts.operation,
+	waitForCompletion: waitForCompletion.operation,
 };
 
 export class GenGatewayVideo implements INodeType {
@@ -93,9 +94,6 @@ export class GenGatewayVideo implements INodeType {
 	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		const operation = this.getNodeParameter('operation', 0) as string;
-		const run = OPERATIONS[operation];
-		if (!run) throw new NodeOperationError(this.getNode(), `Unknown operation "${operation}"`);
-		return await run.execute.call(this);
+		return await route(this, OPERATIONS);
 	}
 }

@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { runChatOperation, samplingFields } from '../chatOperation';
+import { routedChatOperation, samplingFields } from '../chatOperation';
 import type { ChatOperation } from '../chatOperation';
 import { ChatCompletionAssembler } from '../stream/chatCompletionAssembler';
 import { ASSISTANT_ROLE, leadTextProperty, messageListProperty, USER_ROLE } from '../messageList';
@@ -78,6 +78,4 @@ const chatCompletions: ChatOperation = {
 	reply: chatCompletionReply,
 };
 
-export async function execute(ctx: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	return await runChatOperation(ctx, itemIndex, chatCompletions);
-}
+export const operation = routedChatOperation(properties, chatCompletions);

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { runChatOperation, samplingFields } from '../chatOperation';
+import { routedChatOperation, samplingFields } from '../chatOperation';
 import type { ChatOperation } from '../chatOperation';
 import { ASSISTANT_ROLE, leadTextProperty, messageListProperty, USER_ROLE } from '../messageList';
 import { responseReply } from '../output';
@@ -44,6 +44,4 @@ const responses: ChatOperation = {
 	reply: responseReply,
 };
 
-export async function execute(ctx: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
-	return await runChatOperation(ctx, itemIndex, responses);
-}
+export const operation = routedChatOperation(properties, responses);

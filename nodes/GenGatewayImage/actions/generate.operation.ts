@@ -2,10 +2,12 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 
 import { rejectErrorAnswer } from '../../shared/transport/answerError';
 import { extraBodyField, mergeExtraBody, parseExtraBody, readModel } from '../../shared/descriptions/requestFields';
+import { chatRunPolicy } from '../../shared/run/n8nChatStream';
+import type { Operation } from '../../shared/run/router';
 import { submitOnce } from '../../shared/run/submissionGuard';
 import { TIMEOUT_ADVICE, timeoutMsOf, timeoutOption } from '../../shared/descriptions/timeoutOption';
 import { gatewayJson } from '../../shared/transport/transport';
-import { binaryItems, imageEntries, returnedItems } from '../imageOutput';
+import { binaryItems, IMAGE_URLS, imageEntries, returnedItems } from '../imageOutput';
 import type { OutputMode } from '../imageOutput';
 
 /** Operation "Generate": POST /v1/images/generations, then the images as binary data (or as returned). */
@@ -140,7 +142,14 @@ export function generationBody(
 	return mergeExtraBody(body, extra);
 }
 
-export async function execute(ctx: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData[]> {
+/** Items one by one; a failed item keeps the image URLs it got. */
+export const operation: Operation = {
+	properties,
+	policy: (ctx) => chatRunPolicy(ctx, [IMAGE_URLS]),
+	run: async (ctx, itemIndex) => await generate(ctx, itemIndex),
+};
+
+async function generate(ctx: IExecuteFunctions, itemIndex: number): Promise<INodeExecutionData[]> {
 	const options = ctx.getNodeParameter('options', itemIndex, {}) as GenerateOptions;
 	const body = generationBody(
 		{

@@ -1,8 +1,8 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 import { fetchModels, filterModels } from '../../shared/descriptions/models';
 import { asNodeError } from '../../shared/transport/errors';
-import { runItems } from '../../shared/run/runItems';
+import type { Operation } from '../../shared/run/router';
 
 export const properties: INodeProperties[] = [
 	{
@@ -32,19 +32,17 @@ export const properties: INodeProperties[] = [
 ];
 
 /** One output item per model, for each input item (usually one). */
-export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await runItems(
-		this,
-		async (itemIndex) => {
-			const returnAll = this.getNodeParameter('returnAll', itemIndex, true) as boolean;
-			const idContains = this.getNodeParameter('idContains', itemIndex, '') as string;
-			let models = filterModels(await fetchModels(this, itemIndex), idContains);
-			if (!returnAll) models = models.slice(0, this.getNodeParameter('limit', itemIndex, 50) as number);
-			return models.map((model) => ({
-				json: model,
-				pairedItem: { item: itemIndex },
-			}));
-		},
-		{ failure: (error, itemIndex) => asNodeError(this, error, itemIndex) },
-	);
-}
+export const operation: Operation = {
+	properties,
+	policy: (ctx) => ({ failure: (error, itemIndex) => asNodeError(ctx, error, itemIndex) }),
+	run: async (ctx, itemIndex) => {
+		const returnAll = ctx.getNodeParameter('returnAll', itemIndex, true) as boolean;
+		const idContains = ctx.getNodeParameter('idContains', itemIndex, '') as string;
+		let models = filterModels(await fetchModels(ctx, itemIndex), idContains);
+		if (!returnAll) models = models.slice(0, ctx.getNodeParameter('limit', itemIndex, 50) as number);
+		return models.map((model) => ({
+			json: model,
+			pairedItem: { item: itemIndex },
+		}));
+	},
+};

@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { runItems } from '../../shared/run/runItems';
+import type { Operation } from '../../shared/run/router';
 import { checkTaskOnce } from '../task/outcome';
 import { videoRun } from './runPolicy';
 import { readTaskId, taskIdProperty } from './taskId';
@@ -14,6 +14,7 @@ import {
 	readWaitFields,
 	taskWait,
 } from './waitFields';
+import type { WaitFields } from './waitFields';
 
 /**
  * The durable wait: Generate (Wait for Completion off) → n8n's Wait node (65 s or more, so n8n parks the execution in
@@ -102,43 +103,48 @@ function stillRunningItem(
 	return { json, pairedItem: { item: itemIndex } };
 }
 
-/** One status check per item, routed: finished (or failed under Continue On Fail) to Done; running to Still Running. */
-export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const waitFields = readWaitFields(this);
-	const inputs = this.getInputData();
-	const running = new Set<INodeExecutionData>();
-	const out = await runItems(
-		this,
-		async (itemIndex, lane) => {
-			const taskId = readTaskId(this, itemIndex);
-			const since = readSince(this, itemIndex, taskId);
-			const input = inputs[itemIndex];
-			// What Generate put on the item (model, request…) leads the finished item, without the last check's status.
-			const details: IDataObject = { ...input.json };
-			for (const key of ['status', 'progress', 'checks', 'waited_seconds']) delete details[key];
-			const { checks } = input.json;
-			const outcome = await checkTaskOnce(
-				this,
-				taskId,
-				taskWait(waitFields, { ...lane, since }),
-				readTaskOutput(this, itemIndex, {
-					...details,
-					task_id: taskId,
-					submitted_at: new Date(since).toISOString(),
-				}),
-			);
-			if ('done' in outcome) {
-				outcome.done.json.checks = (typeof checks === 'number' ? checks : 0) + 1;
-				delete outcome.done.json.polls;
-				return outcome.done;
-			}
-			const item = stillRunningItem(input, itemIndex, taskId, since, outcome.running, outcome.waitedMs);
-			running.add(item);
-			return item;
-		},
-		videoRun(waitFields.maxConcurrency),
-	);
-	const outputs: INodeExecutionData[][] = [[], []];
-	for (const item of out) outputs[running.has(item) ? STILL_RUNNING_OUTPUT : DONE_OUTPUT].push(item);
-	return outputs;
+interface CheckRun {
+	waitFields: WaitFields;
+	inputs: INodeExecutionData[];
+	/** The items that go round again (Still Running). */
+	running: Set<INodeExecutionData>;
 }
+
+/** One status check per item, routed: finished (or failed under Continue On Fail) to Done; running to Still Running. */
+export const operation: Operation<CheckRun> = {
+	properties,
+	prepare: (ctx) => ({ waitFields: readWaitFields(ctx), inputs: ctx.getInputData(), running: new Set() }),
+	policy: (_ctx, { waitFields }) => videoRun(waitFields.maxConcurrency),
+	run: async (ctx, itemIndex, lane, { waitFields, inputs, running }) => {
+		const taskId = readTaskId(ctx, itemIndex);
+		const since = readSince(ctx, itemIndex, taskId);
+		const input = inputs[itemIndex];
+		// What Generate put on the item (model, request…) leads the finished item, without the last check's status.
+		const details: IDataObject = { ...input.json };
+		for (const key of ['status', 'progress', 'checks', 'waited_seconds']) delete details[key];
+		const { checks } = input.json;
+		const outcome = await checkTaskOnce(
+			ctx,
+			taskId,
+			taskWait(waitFields, { ...lane, since }),
+			readTaskOutput(ctx, itemIndex, {
+				...details,
+				task_id: taskId,
+				submitted_at: new Date(since).toISOString(),
+			}),
+		);
+		if ('done' in outcome) {
+			outcome.done.json.checks = (typeof checks === 'number' ? checks : 0) + 1;
+			delete outcome.done.json.polls;
+			return outcome.done;
+		}
+		const item = stillRunningItem(input, itemIndex, taskId, since, outcome.running, outcome.waitedMs);
+		running.add(item);
+		return item;
+	},
+	route: (items, { running }) => {
+		const outputs: INodeExecutionData[][] = [[], []];
+		for (const item of items) outputs[running.has(item) ? STILL_RUNNING_OUTPUT : DONE_OUTPUT].push(item);
+		return outputs;
+	},
+};

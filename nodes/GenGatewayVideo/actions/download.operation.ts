@@ -1,9 +1,9 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 import { listArtifacts } from '../task/client';
 import { downloadArtifact } from '../task/content';
 import { notFinishedError } from '../task/notFinished';
-import { forEachTask } from './runPolicy';
+import { taskOperation } from './runPolicy';
 import { checkPathSegment, taskIdProperty } from './taskId';
 
 export const properties: INodeProperties[] = [
@@ -27,24 +27,22 @@ export const properties: INodeProperties[] = [
 ];
 
 /** Streams one artifact of a finished task into binary data. */
-export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	return await forEachTask(this, async (taskId, lane) => {
-		const { itemIndex } = lane;
-		const artifactKey = String(this.getNodeParameter('artifactKey', itemIndex, 'video') || 'video').trim();
-		const key = checkPathSegment(this, 'Artifact Key', artifactKey, itemIndex);
-		const property = this.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string;
-		// The listing gives the artifact's MIME type; a listing that fails or lacks the key still lets us try the key,
-		// unless the task is still running or failed (task/notFinished.ts): then that is what the user learns.
-		const listed = (await listArtifacts(this, taskId, lane).catch(() => [])).find((a) => a.key === key);
-		if (!listed) {
-			const notFinished = await notFinishedError(this, taskId, 'Download', lane);
-			if (notFinished) throw notFinished;
-		}
-		const binary = await downloadArtifact(this, taskId, listed ?? { key }, lane);
-		return {
-			json: { task_id: taskId, artifact_key: key, mime_type: binary.mimeType, file_name: binary.fileName },
-			binary: { [property]: binary },
-			pairedItem: { item: itemIndex },
-		};
-	});
-}
+export const operation = taskOperation(properties, async (ctx, taskId, lane) => {
+	const { itemIndex } = lane;
+	const artifactKey = String(ctx.getNodeParameter('artifactKey', itemIndex, 'video') || 'video').trim();
+	const key = checkPathSegment(ctx, 'Artifact Key', artifactKey, itemIndex);
+	const property = ctx.getNodeParameter('binaryPropertyName', itemIndex, 'data') as string;
+	// The listing gives the artifact's MIME type; a listing that fails or lacks the key still lets us try the key,
+	// unless the task is still running or failed (task/notFinished.ts): then that is what the user learns.
+	const listed = (await listArtifacts(ctx, taskId, lane).catch(() => [])).find((a) => a.key === key);
+	if (!listed) {
+		const notFinished = await notFinishedError(ctx, taskId, 'Download', lane);
+		if (notFinished) throw notFinished;
+	}
+	const binary = await downloadArtifact(ctx, taskId, listed ?? { key }, lane);
+	return {
+		json: { task_id: taskId, artifact_key: key, mime_type: binary.mimeType, file_name: binary.fileName },
+		binary: { [property]: binary },
+		pairedItem: { item: itemIndex },
+	};
+});

@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { runItems } from '../../shared/run/runItems';
+import type { Operation } from '../../shared/run/router';
 import { guardScope, submitOnce } from '../../shared/run/submissionGuard';
 import type { GuardScope } from '../../shared/run/submissionGuard';
 import type { Lane } from '../../shared/transport/lane';
@@ -16,6 +16,7 @@ import { RunReport } from './runReport';
 import { submitTask } from '../task/client';
 import { videoRun } from './runPolicy';
 import { downloadProperties, readTaskOutput, readWaitFields, taskWait, waitOptionsProperty } from './waitFields';
+import type { WaitFields } from './waitFields';
 
 const OPERATION = 'generate';
 
@@ -50,7 +51,7 @@ export const properties: INodeProperties[] = [
 type Prepared = { body: VideoRequestBody } | { error: Error };
 
 /** Validates one item's parameters into a request body; nothing is sent for an invalid item. */
-function prepare(ctx: IExecuteFunctions, itemIndex: number, source: InputSource): Prepared {
+function checkItem(ctx: IExecuteFunctions, itemIndex: number, source: InputSource): Prepared {
 	try {
 		const { model, input } = readVideoParameters(ctx, itemIndex, source);
 		return { body: videoRequestBody(model, input) };
@@ -94,61 +95,66 @@ function withTaskContext(error: unknown, details: IDataObject): unknown {
 	return error;
 }
 
-export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-	const count = this.getInputData().length;
-	const source = inputSource(this);
-	const prepared = Array.from({ length: count }, (_, itemIndex) => prepare(this, itemIndex, source));
-	// Validate every item before paying for any: without Continue On Fail, one invalid item stops the run up front.
-	const firstInvalid = prepared.find((entry): entry is { error: Error } => 'error' in entry);
-	if (firstInvalid && !this.continueOnFail()) throw firstInvalid.error;
-
-	const waitFields = readWaitFields(this);
-	const scope = guardScope(this);
-	// Without Continue On Fail the first failing item fails the run: stop paying and waiting then, and report every task.
-	const report = new RunReport(this);
-
-	return [
-		await runItems(
-			this,
-			async (itemIndex, lane) => {
-				const entry = prepared[itemIndex];
-				if ('error' in entry) throw entry.error;
-				const details: IDataObject = { model: entry.body.model };
-				try {
-					const submission = report.submissionLane(lane);
-					const { taskId, resumed, acceptedAt } = await submitGuarded(this, scope, entry.body, submission);
-					report.paid(itemIndex, taskId);
-					const submittedAt = new Date(acceptedAt).toISOString();
-					Object.assign(details, {
-						task_id: taskId,
-						submitted_at: submittedAt,
-						resumed,
-						request: entry.body,
-					});
-					if (!(this.getNodeParameter('waitForCompletion', itemIndex, true) as boolean)) {
-						return {
-							json: { ...details, status: 'SUBMITTED' },
-							pairedItem: { item: itemIndex },
-						};
-					}
-					const wait = taskWait(waitFields, {
-						...lane,
-						// Max Wait is per task: a retry that resumes it waits only what is left of it.
-						since: acceptedAt,
-						...report.waitHooks(itemIndex),
-					});
-					const item = await completeTask(this, taskId, wait, readTaskOutput(this, itemIndex, details));
-					return report.finished(itemIndex, item);
-				} catch (error) {
-					// An item not submitted because the run was failing is recorded as such by its gate.
-					report.failed(itemIndex, error);
-					throw withTaskContext(error, details);
-				}
-			},
-			videoRun(waitFields.maxConcurrency),
-		).catch((error: unknown) => {
-			// The error n8n keeps is the first item failure, naming every task this run paid for.
-			throw report.finalError(error);
-		}),
-	];
+interface GenerateRun {
+	/** Every item checked before any is paid for. */
+	prepared: Prepared[];
+	waitFields: WaitFields;
+	scope: GuardScope;
+	report: RunReport;
 }
+
+export const operation: Operation<GenerateRun> = {
+	properties,
+	prepare: (ctx) => {
+		const count = ctx.getInputData().length;
+		const source = inputSource(ctx);
+		const prepared = Array.from({ length: count }, (_, itemIndex) => checkItem(ctx, itemIndex, source));
+		// Validate every item before paying for any: without Continue On Fail, one invalid item stops the run up front.
+		const firstInvalid = prepared.find((entry): entry is { error: Error } => 'error' in entry);
+		if (firstInvalid && !ctx.continueOnFail()) throw firstInvalid.error;
+		const waitFields = readWaitFields(ctx);
+		const scope = guardScope(ctx);
+		// Without Continue On Fail the first failing item fails the run: stop paying and waiting then, and report every task.
+		return { prepared, waitFields, scope, report: new RunReport(ctx) };
+	},
+	policy: (_ctx, { waitFields, report }) => ({
+		...videoRun(waitFields.maxConcurrency),
+		// The error n8n keeps is the first item failure, naming every task this run paid for.
+		failure: (error) => report.finalError(error),
+	}),
+	run: async (ctx, itemIndex, lane, { prepared, waitFields, scope, report }) => {
+		const entry = prepared[itemIndex];
+		if ('error' in entry) throw entry.error;
+		const details: IDataObject = { model: entry.body.model };
+		try {
+			const submission = report.submissionLane(lane);
+			const { taskId, resumed, acceptedAt } = await submitGuarded(ctx, scope, entry.body, submission);
+			report.paid(itemIndex, taskId);
+			const submittedAt = new Date(acceptedAt).toISOString();
+			Object.assign(details, {
+				task_id: taskId,
+				submitted_at: submittedAt,
+				resumed,
+				request: entry.body,
+			});
+			if (!(ctx.getNodeParameter('waitForCompletion', itemIndex, true) as boolean)) {
+				return {
+					json: { ...details, status: 'SUBMITTED' },
+					pairedItem: { item: itemIndex },
+				};
+			}
+			const wait = taskWait(waitFields, {
+				...lane,
+				// Max Wait is per task: a retry that resumes it waits only what is left of it.
+				since: acceptedAt,
+				...report.waitHooks(itemIndex),
+			});
+			const item = await completeTask(ctx, taskId, wait, readTaskOutput(ctx, itemIndex, details));
+			return report.finished(itemIndex, item);
+		} catch (error) {
+			// An item not submitted because the run was failing is recorded as such by its lane.
+			report.failed(itemIndex, error);
+			throw withTaskContext(error, details);
+		}
+	},
+};

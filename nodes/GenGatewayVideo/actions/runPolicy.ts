@@ -1,6 +1,6 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { runItems } from '../../shared/run/runItems';
+import type { Operation } from '../../shared/run/router';
 import type { RunPolicy } from '../../shared/run/runItems';
 import type { Lane } from '../../shared/transport/lane';
 import { DEFAULT_CONCURRENCY } from './waitFields';
@@ -15,12 +15,14 @@ export const videoRun = (concurrency = DEFAULT_CONCURRENCY): RunPolicy => ({
 	errorFields: TASK_ERROR_FIELDS,
 });
 
-/** A one-request operation on the task of each item (Get Status, List Artifacts, Download). */
-export async function forEachTask(
-	ctx: IExecuteFunctions,
-	work: (taskId: string, lane: Lane) => Promise<INodeExecutionData>,
-): Promise<INodeExecutionData[][]> {
-	return [
-		await runItems(ctx, async (itemIndex, lane) => await work(readTaskId(ctx, itemIndex), lane), videoRun()),
-	];
+/** An operation on the task of each item (Get Status, List Artifacts, Download): its Task ID read, then `work`. */
+export function taskOperation(
+	properties: INodeProperties[],
+	work: (ctx: IExecuteFunctions, taskId: string, lane: Lane) => Promise<INodeExecutionData>,
+): Operation {
+	return {
+		properties,
+		policy: () => videoRun(),
+		run: async (ctx, itemIndex, lane) => await work(ctx, readTaskId(ctx, itemIndex), lane),
+	};
 }

@@ -96,7 +96,7 @@ export function waitOptionsProperty(operations: string[], extraShow: Record<stri
 }
 
 /** The node's Options of a waiting operation, read once per run. */
-interface WaitFields {
+export interface WaitFields {
 	pollIntervalMs: number;
 	maxWaitMs: number;
 	maxConcurrency: number;
@@ -146,7 +146,7 @@ export function readWaitFields(ctx: IExecuteFunctions, itemIndex = 0): WaitField
 	return { pollIntervalMs: poll * 1000, maxWaitMs: wait * 60_000, maxConcurrency: Math.floor(lanes) };
 }
 
-/** The one place a TaskWait is built: the run's Options and what one item adds (its index, gate, start, hooks). */
+/** The one place a TaskWait is built: the run's Options and what one item adds (its lane, start, hooks). */
 export function taskWait(fields: WaitFields, item: Omit<TaskWait, 'pollIntervalMs' | 'maxWaitMs'>): TaskWait {
 	return { pollIntervalMs: fields.pollIntervalMs, maxWaitMs: fields.maxWaitMs, ...item };
 }

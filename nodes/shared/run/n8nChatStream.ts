@@ -1,5 +1,8 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
+import { asNodeError } from '../transport/errors';
+import type { RunPolicy } from './runItems';
+
 /**
  * n8n (since 1.101) streams some executions to a chat (Chat Trigger, Webhook with streaming). When a node fails
  * there, n8n sends the chat one error chunk whose content is the error's *description* (workflow-execute's
@@ -17,7 +20,7 @@ export function streamsToN8nChat(ctx: IExecuteFunctions): boolean {
 }
 
 /** The error the node fails with, its description leading with the message when a chat will show it. */
-export function withMessageForChat<T>(ctx: IExecuteFunctions, error: T): T {
+function withMessageForChat<T>(ctx: IExecuteFunctions, error: T): T {
 	if (!streamsToN8nChat(ctx)) return error;
 	const record = error as { message?: unknown; description?: unknown };
 	const message = typeof record.message === 'string' ? record.message : '';
@@ -25,4 +28,15 @@ export function withMessageForChat<T>(ctx: IExecuteFunctions, error: T): T {
 	if (message === '' || description.startsWith(message)) return error;
 	record.description = description ? `${message}\n\n${description}` : message;
 	return error;
+}
+
+/**
+ * Chat and Image: items one by one; the run fails with a node error for the item, its description leading with the
+ * message when the execution streams to a chat (n8n shows a chat only the description).
+ */
+export function chatRunPolicy(ctx: IExecuteFunctions, errorFields: readonly string[]): RunPolicy {
+	return {
+		errorFields,
+		failure: (error, itemIndex) => withMessageForChat(ctx, asNodeError(ctx, error, itemIndex)),
+	};
 }

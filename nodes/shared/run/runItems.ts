@@ -1,16 +1,15 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { withMessageForChat } from './n8nChatStream';
 import { createGate } from './concurrency';
-import { asNodeError } from '../transport/errors';
 import type { Gate } from './concurrency';
 import type { Lane } from '../transport/lane';
 import { errorItem } from './errorItem';
 import { releaseSubmissions } from './submissionGuard';
 
 /**
- * The one item loop of every node: runs `work` for each input item, keeps input order and pairedItem, applies
- * Continue On Fail per item and, when the run ends with output, releases the submission guard's memory of it.
+ * The one item loop of every node (called by its router, router.ts): runs `work` for each input item in its lane,
+ * keeps input order and pairedItem, applies Continue On Fail per item and, when the run ends with output, releases
+ * the submission guard's memory of it.
  */
 
 type ItemWork = (itemIndex: number, lane: Lane) => Promise<INodeExecutionData | INodeExecutionData[]>;
@@ -25,17 +24,6 @@ export interface RunPolicy {
 	errorFields?: readonly string[];
 	/** The error the run fails with, made from an item's failure (default: the failure as it came). */
 	failure?: (error: unknown, itemIndex: number) => unknown;
-}
-
-/**
- * Chat and Image: items one by one; the run fails with a node error for the item, its description leading with the
- * message when the execution streams to a chat (n8n shows a chat only the description).
- */
-export function chatRunPolicy(ctx: IExecuteFunctions, errorFields: readonly string[]): RunPolicy {
-	return {
-		errorFields,
-		failure: (error, itemIndex) => withMessageForChat(ctx, asNodeError(ctx, error, itemIndex)),
-	};
 }
 
 function errorFieldsOf(error: unknown, fields: readonly string[] = []): IDataObject {
