@@ -2,6 +2,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 
 import { forStore } from './largeChunks';
+import { listen } from './streamEvents';
 import type { Readable } from '../transport/transport';
 
 /**
@@ -165,33 +166,25 @@ export async function peekStream(stream: Readable, wanted: number): Promise<{ he
 /** Resolves true at the end of the stream, false when more can be read; rejects on an error or an early close. */
 function nextStreamSignal(stream: Readable): Promise<boolean> {
 	return new Promise<boolean>((resolve, reject) => {
-		const cleanup = () => {
-			stream.off('readable', onReadable);
-			stream.off('end', onEnd);
-			stream.off('error', onError);
-			stream.off('close', onClose);
-		};
-		const onReadable = () => {
-			cleanup();
-			resolve(false);
-		};
-		const onEnd = () => {
-			cleanup();
-			resolve(true);
-		};
-		const onError = (error: Error) => {
-			cleanup();
-			reject(error);
-		};
-		const onClose = () => {
-			cleanup();
-			if (stream.readableEnded) resolve(true);
-			else reject(new Error('The connection closed before the file was complete'));
-		};
-		stream.on('readable', onReadable);
-		stream.on('end', onEnd);
-		stream.on('error', onError);
-		stream.on('close', onClose);
+		const stop = listen(stream, {
+			readable: () => {
+				stop();
+				resolve(false);
+			},
+			end: () => {
+				stop();
+				resolve(true);
+			},
+			error: (error: Error) => {
+				stop();
+				reject(error);
+			},
+			close: () => {
+				stop();
+				if (stream.readableEnded) resolve(true);
+				else reject(new Error('The connection closed before the file was complete'));
+			},
+		});
 	});
 }
 

@@ -4,6 +4,7 @@ import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 import { SNIFF_BYTES, peekStream } from './binary';
 import { BoxWalker, contentLength, contentRange, isIsoMedia, resumeInfo } from './integrity';
 import { forStore, readableClassOf, STORE_CHUNK_BYTES } from './largeChunks';
+import { listen } from './streamEvents';
 import { asNodeError } from '../transport/errors';
 import { brokenBodyRetryDelay } from '../transport/retry';
 import { waitFor } from '../transport/transport';
@@ -132,39 +133,34 @@ class StoredFile {
 	private async copy(source: Readable): Promise<void> {
 		await new Promise<void>((resolve, reject) => {
 			const cleanup = () => {
-				source.off('data', onData);
-				source.off('end', onEnd);
-				source.off('error', onError);
-				source.off('close', onClose);
+				stop();
 				this.wake = undefined;
 			};
-			const onData = (chunk: Buffer | string) => {
-				if (!this.append(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk))) {
-					source.pause();
-					this.wake = () => source.resume();
-				}
-			};
-			const onEnd = () => {
-				cleanup();
-				resolve();
-			};
-			const onError = (error: Error) => {
-				cleanup();
-				reject(error);
-			};
-			const onClose = () => {
-				if (source.readableEnded) return;
-				cleanup();
-				reject(new Error('The connection closed before the file was complete'));
-			};
+			const stop = listen(source, {
+				data: (chunk: Buffer | string) => {
+					if (!this.append(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk))) {
+						source.pause();
+						this.wake = () => source.resume();
+					}
+				},
+				end: () => {
+					cleanup();
+					resolve();
+				},
+				error: (error: Error) => {
+					cleanup();
+					reject(error);
+				},
+				close: () => {
+					if (source.readableEnded) return;
+					cleanup();
+					reject(new Error('The connection closed before the file was complete'));
+				},
+			});
 			this.done.catch((error: unknown) => {
 				cleanup();
 				reject(new StoreFailed(error));
 			});
-			source.on('data', onData);
-			source.once('end', onEnd);
-			source.once('error', onError);
-			source.once('close', onClose);
 		});
 	}
 
