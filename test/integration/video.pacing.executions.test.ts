@@ -60,8 +60,11 @@ it(`${EXECUTIONS} executions of ${PER_EXECUTION} tasks ${STAGGER_MS / 1000} s ap
 		// One pace for the key: 4.7–4.8% answered 429, all in the first execution's first burst (before the first
 		// 429), at 1.07–1.09× the floor. A pace per execution (each one starting unpaced and learning the limit alone):
 		// 19.4–19.5%, a burst of 429s as each execution starts, at 1.82×.
+		// The span the service saw: 1.09× the floor alone beside two busy loops; the whole test's wall reached 1.52× in
+		// a CI run with three other jest workers driving n8n beside it. 1.75 still fails a key paced at half its limit
+		// or less (2× and more); a pace per execution is what the 429 share above catches.
 		const floor = floorSeconds(TASKS, TASK_SECONDS[1], RATE);
-		await expectOnceAndPaced(mock, `pacing, ${EXECUTIONS} executions on one key`, { seconds: wallSeconds, floor }, 0.1);
+		await expectOnceAndPaced(mock, `pacing, ${EXECUTIONS} executions on one key`, { seconds: wallSeconds, floor, within: 1.75 }, 0.1);
 	} finally {
 		// They share one binary folder: the first cleanup removes it.
 		for (const run of runs) await run.cleanup();
