@@ -1,6 +1,8 @@
 /** A typed client for the admin API, for tests (works with an in-process server or a mock process). */
 import { keyLabel, type KeyStats, type MockLimits } from './limits';
-import type { FaultRule, LogEntry, TaskScript } from './types';
+import type { FaultRule, FetchedMedia, LogEntry, TaskScript } from './types';
+
+export type { FetchedMedia } from './types';
 
 export interface MockStats {
 	/** Per key label (`keyLabel(key)`, a sha256 prefix). */
@@ -26,9 +28,11 @@ export interface MockClient {
 	submissions(): Promise<number>;
 	/** sha256 (hex) of the artifact bytes the task serves. */
 	artifactSha256(taskId: string): Promise<string>;
-	/** The internal task record (script, phase, media path/expiry, sha256). */
+	/** The internal task record (script, phase, media path/expiry, sha256, fetchedMedia). */
 	task(taskId: string): Promise<Record<string, unknown>>;
-	/** Merges into the limits (rateLimit, taskSeconds as "MIN-MAX" or [min, max] or null, readFaultRate). */
+	/** What the mock fetched of the task's loopback frame/reference URLs ([] for none; complete once it finished). */
+	fetchedMedia(taskId: string): Promise<FetchedMedia[]>;
+	/** Merges into the limits (rateLimit, taskSeconds as "MIN-MAX" or [min, max] or null, readFaultRate, fetchMedia). */
 	setLimits(partial: LimitsInput): Promise<MockLimits>;
 	/** Counters per key and in total since the last reset. */
 	stats(): Promise<MockStats>;
@@ -66,6 +70,8 @@ export function createMockClient(url: string, apiKey: string, stop: () => Promis
 		artifactSha256: async (taskId) =>
 			(await admin<{ sha256: string }>(url, 'GET', `/tasks/${encodeURIComponent(taskId)}`)).sha256,
 		task: (taskId) => admin<Record<string, unknown>>(url, 'GET', `/tasks/${encodeURIComponent(taskId)}`),
+		fetchedMedia: async (taskId) =>
+			(await admin<{ fetchedMedia: FetchedMedia[] }>(url, 'GET', `/tasks/${encodeURIComponent(taskId)}`)).fetchedMedia,
 		setLimits: (partial) => admin<MockLimits>(url, 'POST', '/limits', partial),
 		stats: () => admin<MockStats>(url, 'GET', '/stats'),
 		keyStats: async (key = apiKey) =>

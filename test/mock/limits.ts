@@ -1,8 +1,9 @@
 /**
  * Service-wide limits of the mock, like a real service's gateway: a request rate per API key (429 with a whole-second
  * `Retry-After` past it), task durations spread over a range, and occasional faults on reads. Counted per key.
- * Knobs: env `MOCK_RATE_LIMIT`, `MOCK_TASK_SECONDS`, `MOCK_READ_FAULT_RATE` (cli.ts), `limits` in the start options,
- * or `POST /__mock/limits` at run time. See README.md.
+ * Also whether submitted loopback media URLs are fetched (`fetchMedia`). Knobs: env `MOCK_RATE_LIMIT`,
+ * `MOCK_TASK_SECONDS`, `MOCK_READ_FAULT_RATE`, `MOCK_FETCH_MEDIA` (cli.ts), `limits` in the start options, or
+ * `POST /__mock/limits` at run time. See README.md.
  */
 import { createHash } from 'crypto';
 
@@ -13,9 +14,11 @@ export interface MockLimits {
 	taskSeconds?: [number, number];
 	/** Share 0..1 of GET requests under /v1 answered 503 or with a dropped connection (half each). */
 	readFaultRate: number;
+	/** 'loopback' (default): a submission's loopback frame/reference URLs are fetched (fetchMedia.ts); 'off': never. */
+	fetchMedia: 'loopback' | 'off';
 }
 
-export const NO_LIMITS: MockLimits = { rateLimit: 0, readFaultRate: 0 };
+export const NO_LIMITS: MockLimits = { rateLimit: 0, readFaultRate: 0, fetchMedia: 'loopback' };
 
 export interface KeyStats {
 	/** Requests under /v1 presented with this key (including the 429s and the faulted reads). */
@@ -51,6 +54,7 @@ export function limitsFromEnv(env: NodeJS.ProcessEnv): MockLimits {
 		rateLimit: Number.isFinite(rate) && rate > 0 ? rate : 0,
 		taskSeconds: parseSecondsRange(env.MOCK_TASK_SECONDS),
 		readFaultRate: Number.isFinite(faults) ? Math.min(1, Math.max(0, faults)) : 0,
+		fetchMedia: env.MOCK_FETCH_MEDIA?.trim().toLowerCase() === 'off' ? 'off' : 'loopback',
 	};
 }
 
@@ -67,6 +71,10 @@ export function mergeLimits(current: MockLimits, input: unknown): MockLimits | s
 		const r = src.readFaultRate;
 		if (typeof r !== 'number' || !(r >= 0 && r <= 1)) return 'readFaultRate: a number in 0..1';
 		next.readFaultRate = r;
+	}
+	if ('fetchMedia' in src) {
+		if (src.fetchMedia !== 'loopback' && src.fetchMedia !== 'off') return "fetchMedia: 'loopback' or 'off'";
+		next.fetchMedia = src.fetchMedia;
 	}
 	if ('taskSeconds' in src) {
 		const t = src.taskSeconds;

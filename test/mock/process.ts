@@ -17,7 +17,10 @@ export interface MockProcessOptions {
 	apiKey?: string;
 	secondaryKeys?: Record<string, KeyPermissions>;
 	defaults?: Partial<TaskScript>;
-	/** Passed as MOCK_RATE_LIMIT / MOCK_TASK_SECONDS / MOCK_READ_FAULT_RATE (override the parent's environment). */
+	/**
+	 * Passed as MOCK_RATE_LIMIT / MOCK_TASK_SECONDS / MOCK_READ_FAULT_RATE / MOCK_FETCH_MEDIA (override the parent's
+	 * environment).
+	 */
 	limits?: Partial<MockLimits>;
 	/**
 	 * 'new-api': the child answers as new-api does (MOCK_PERSONALITY). Default: 'default', or 'new-api' when the test
@@ -74,6 +77,7 @@ export async function spawnMockProcess(opts: MockProcessOptions = {}): Promise<M
 		...(opts.limits?.rateLimit !== undefined ? { MOCK_RATE_LIMIT: String(opts.limits.rateLimit) } : {}),
 		...(opts.limits?.taskSeconds ? { MOCK_TASK_SECONDS: opts.limits.taskSeconds.join('-') } : {}),
 		...(opts.limits?.readFaultRate !== undefined ? { MOCK_READ_FAULT_RATE: String(opts.limits.readFaultRate) } : {}),
+		...(opts.limits?.fetchMedia !== undefined ? { MOCK_FETCH_MEDIA: opts.limits.fetchMedia } : {}),
 	};
 	const command = childCommand();
 	if (command.nodePath) env.NODE_PATH = [command.nodePath, process.env.NODE_PATH].filter(Boolean).join(path.delimiter);

@@ -1,5 +1,6 @@
 /** The video task state machine: a task's status is a pure function of its script and the time since submission. */
 import { randomBytes } from 'crypto';
+import { startMediaFetches } from './fetchMedia';
 import { drawTaskTimings } from './limits';
 import { artifactSha256 } from './media';
 import { newApiTaskId } from './newApi';
@@ -36,28 +37,42 @@ export function createTask(
 		mediaToken: randomBytes(16).toString('hex'),
 		mediaSeed: id,
 		personality,
+		fetchedMedia: [],
 	};
 	state.tasks.set(id, task);
 	state.submissions++;
+	// Accepted first, then its loopback frames/references are read (as new-api's plugins fetch after accepting).
+	startMediaFetches(task, state.limits);
 	return task;
 }
 
-/** When the run ends (SUCCESS or FAILURE); undefined for tasks that never finish. */
+/**
+ * When the run ends (SUCCESS or FAILURE); undefined for tasks that never finish. A failed media fetch ends it when
+ * the fetch failed; pending fetches hold it until they settle (so `fetchedMedia` is complete before SUCCESS).
+ */
 export function finishedAtMs(task: TaskRecord): number | undefined {
+	const fetches = task.mediaFetch;
+	if (fetches?.failure) return fetches.failure.atMs;
 	if (task.script.outcome === 'never') return undefined;
-	return task.createdAtMs + task.script.queuedMs + task.script.runMs;
+	const scripted = task.createdAtMs + task.script.queuedMs + task.script.runMs;
+	if (!fetches) return scripted;
+	return fetches.settledAtMs === undefined ? undefined : Math.max(scripted, fetches.settledAtMs);
 }
+
+/** The fail_reason of a FAILURE: the media fetch's, or the script's. */
+export const failReasonOf = (task: TaskRecord): string => task.mediaFetch?.failure?.reason ?? task.script.failReason;
 
 export function phaseOf(task: TaskRecord, now = Date.now()): TaskPhase {
 	const { queuedMs, runMs, outcome } = task.script;
+	const end = finishedAtMs(task);
+	if (end !== undefined && now >= end) {
+		return { status: outcome === 'success' && !task.mediaFetch?.failure ? 'SUCCESS' : 'FAILURE' };
+	}
 	const elapsed = now - task.createdAtMs;
 	if (elapsed < queuedMs) return { status: 'QUEUED' };
 	const running = elapsed - queuedMs;
-	if (outcome === 'never' || running < runMs) {
-		const share = runMs > 0 ? running / runMs : 1;
-		return { status: 'IN_PROGRESS', progress: Math.min(99, Math.floor(share * 100)) };
-	}
-	return { status: outcome === 'success' ? 'SUCCESS' : 'FAILURE' };
+	const share = runMs > 0 ? running / runMs : 1;
+	return { status: 'IN_PROGRESS', progress: Math.min(99, Math.floor(share * 100)) };
 }
 
 /** The public view of a task (GET /v1/tasks/:id). */
@@ -67,7 +82,7 @@ export function taskView(task: TaskRecord, now = Date.now()): Record<string, unk
 		task_id: task.id,
 		status: phase.status,
 		...(phase.status === 'IN_PROGRESS' ? { progress: `${phase.progress}%` } : {}),
-		...(phase.status === 'FAILURE' ? { fail_reason: task.script.failReason } : {}),
+		...(phase.status === 'FAILURE' ? { fail_reason: failReasonOf(task) } : {}),
 		model: task.model,
 		created_at: Math.floor(task.createdAtMs / 1000),
 	};
@@ -105,7 +120,7 @@ export function newApiTaskView(task: TaskRecord, now = Date.now()): Record<strin
 		platform: 'vendor',
 		status,
 		progress,
-		fail_reason: status === 'FAILURE' ? task.script.failReason : '',
+		fail_reason: status === 'FAILURE' ? failReasonOf(task) : '',
 		created_at: Math.floor(task.createdAtMs / 1000),
 		finished_at: finished ? Math.floor((finishedAtMs(task) ?? now) / 1000) : 0,
 		...(task.script.providerData ? { data: providerRecord(task, status) } : {}),
@@ -166,5 +181,6 @@ export async function taskRecordView(task: TaskRecord): Promise<Record<string, u
 		})(),
 		artifactBytes: task.script.artifactBytes,
 		sha256: await taskSha256(task),
+		fetchedMedia: task.fetchedMedia,
 	};
 }

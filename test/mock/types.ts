@@ -93,6 +93,25 @@ export interface LogEntry {
 	bytes?: number;
 }
 
+/** One GET of a frame or reference URL by the mock at submission (fetchMedia.ts), as the admin record shows it. */
+export interface FetchedMedia {
+	field: 'first_image' | 'last_image' | 'reference_images' | 'reference_videos' | 'reference_audios';
+	/** Position in a reference list (0 for a frame). */
+	index: number;
+	/** The URL as submitted (query included). */
+	url: string;
+	/** HTTP status; 0 when no answer came (refused, reset, timed out). */
+	status: number;
+	/** Body bytes read. */
+	bytes: number;
+	/** sha256 (hex) of the body bytes read. */
+	sha256: string;
+	/** The Content-Type header; null when absent. */
+	contentType: string | null;
+	/** Why the fetch failed the task (non-2xx, redirect, empty body, network error); absent when it served bytes. */
+	error?: string;
+}
+
 export interface TaskRecord {
 	id: string;
 	model: string;
@@ -108,6 +127,10 @@ export interface TaskRecord {
 	sha256?: string;
 	/** The wire this task speaks (the process's personality, or 'new-api' by the `[[new-api]]` prompt marker). */
 	personality: Personality;
+	/** The fetches of its loopback frame/reference URLs, in field order, once all settled ([] until then). */
+	fetchedMedia: FetchedMedia[];
+	/** Set when fetches were started: the task cannot finish before `settledAtMs`; a failure ends it FAILURE then. */
+	mediaFetch?: { settledAtMs?: number; failure?: { reason: string; atMs: number } };
 }
 
 export interface ImageRecord {
