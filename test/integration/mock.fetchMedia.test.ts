@@ -88,7 +88,9 @@ describe.each<Personality>(['default', 'new-api'])('personality %s', (personalit
 		const url = `${frames.url}/frame.png?token=${SECRET}`;
 		const id = await submit({ first_image: url });
 		expect((await finished(id)).status).toBe('SUCCESS');
-		expect(fetched('/frame.png').map((r) => [r.method, r.path])).toEqual([['GET', `/frame.png?token=${SECRET}`]]);
+		expect(fetched('/frame.png').map((r) => [r.method, r.path, r.headers['user-agent']])).toEqual([
+			['GET', `/frame.png?token=${SECRET}`, 'gen-gateway-mock/fetch-media'],
+		]);
 		expect(await mock.fetchedMedia(id)).toEqual([
 			{
 				field: 'first_image',
@@ -101,6 +103,20 @@ describe.each<Personality>(['default', 'new-api'])('personality %s', (personalit
 			},
 		]);
 		expect((await mock.task(id)).fetchedMedia).toEqual(await mock.fetchedMedia(id));
+	});
+
+	test("Image → Video: the mock's own generated image as the first frame is fetched with the image's bytes", async () => {
+		const res = await fetch(`${mock.url}/v1/images/generations`, {
+			method: 'POST',
+			headers: { Authorization: `Bearer ${mock.apiKey}`, 'Content-Type': 'application/json' },
+			body: JSON.stringify({ model: 'img-1', prompt: 'a frame', size: '256x256' }),
+		});
+		const image = ((await res.json()) as { data: { url: string }[] }).data[0].url;
+		const id = await submit({ first_image: image });
+		expect((await finished(id)).status).toBe('SUCCESS');
+		const imageId = /\/files\/images\/([^/]+)\.png$/.exec(image)![1];
+		const { sha256 } = (await (await fetch(`${mock.url}/__mock/images/${imageId}`)).json()) as { sha256: string };
+		expect(await mock.fetchedMedia(id)).toEqual([expect.objectContaining({ url: image, status: 200, sha256 })]);
 	});
 
 	test('every frame and reference URL is fetched, recorded in field order', async () => {

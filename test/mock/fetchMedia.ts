@@ -14,6 +14,8 @@ const LIST_FIELDS = ['reference_images', 'reference_videos', 'reference_audios']
 const IS_LIST = new Set<string>(LIST_FIELDS);
 
 export const FETCH_TIMEOUT_MS = 10_000;
+/** So that a server's log (n8n's, a test's, the mock's own for its image URLs) tells these reads apart. */
+export const MEDIA_FETCH_AGENT = 'gen-gateway-mock/fetch-media';
 
 interface MediaUrl {
 	field: FetchedMedia['field'];
@@ -71,7 +73,11 @@ async function fetchOne(m: MediaUrl): Promise<{ record: FetchedMedia; problem?: 
 	const record: FetchedMedia = { ...m, status: 0, bytes: 0, sha256: '', contentType: null };
 	let problem: string | undefined;
 	try {
-		const res = await fetch(m.url, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+		const res = await fetch(m.url, {
+			redirect: 'manual',
+			signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+			headers: { 'User-Agent': MEDIA_FETCH_AGENT },
+		});
 		record.status = res.status;
 		record.contentType = res.headers.get('content-type');
 		if (res.body) {
