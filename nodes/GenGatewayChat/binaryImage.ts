@@ -1,47 +1,16 @@
 import { NodeOperationError } from 'n8n-workflow';
-import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { peekStream } from '../shared/binary/binary';
+import { readAtMost, recordedSize } from '../shared/binary/storedBinary';
 import type { Readable } from '../shared/transport/transport';
-import { imageTypeOf, MAX_IMAGE_BYTES, MAX_IMAGE_MB, megabytes, SNIFF_BYTES } from './imageBytes';
+import { imageTypeOf, MAX_IMAGE_BYTES, MAX_IMAGE_MB, megabytes, SNIFF_BYTES } from '../shared/binary/imageBytes';
 
 /**
  * An image of the input item's binary data as a `data:<mime>;base64,...` URL, checked before anything is sent: its
  * size from n8n's binary metadata before a byte is read (a stored file is then read at most to the limit), its type
  * from its first bytes (an HTML page labelled `image/png` is no image).
  */
-
-/**
- * The size n8n recorded for the binary data, without reading it: a stored file's metadata (`fileSize`, written by
- * n8n's store), else the `bytes` n8n put on the item; for data held in the item (memory mode), its base64 length.
- */
-async function recordedSize(ctx: IExecuteFunctions, binary: IBinaryData): Promise<number | undefined> {
-	if (binary.id) {
-		try {
-			const { fileSize } = await ctx.helpers.getBinaryMetadata(binary.id);
-			if (Number.isFinite(fileSize)) return fileSize;
-		} catch {
-			// No metadata (an older store): the bounded read below still holds the limit.
-		}
-		return typeof binary.bytes === 'number' ? binary.bytes : undefined;
-	}
-	const base64 = typeof binary.data === 'string' ? binary.data.replace(/=+$/, '') : '';
-	return Math.floor((base64.length * 3) / 4);
-}
-
-/** All of `stream`, or undefined as soon as it is longer than `limit` (then the rest is never read). */
-async function readAtMost(stream: Readable, limit: number): Promise<Buffer | undefined> {
-	const chunks: Buffer[] = [];
-	let size = 0;
-	for await (const chunk of stream) {
-		const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-		size += buffer.length;
-		// Leaving the loop destroys the stream: nothing more is read.
-		if (size > limit) return undefined;
-		chunks.push(buffer);
-	}
-	return Buffer.concat(chunks);
-}
 
 /**
  * Reads binary field `field` of item `itemIndex` through n8n's helpers. `where` names the message the image belongs

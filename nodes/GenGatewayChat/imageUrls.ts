@@ -1,6 +1,6 @@
 import { decodeDataUrl } from '../shared/binary/binary';
 import { httpUrlProblem, quoteBounded, splitUrlText } from '../shared/input/urls';
-import { imageTypeOf, MAX_IMAGE_BYTES, MAX_IMAGE_MB, megabytes, SNIFF_BYTES } from './imageBytes';
+import { imageTypeOf, MAX_IMAGE_BYTES, MAX_IMAGE_MB, megabytes, SNIFF_BYTES } from '../shared/binary/imageBytes';
 
 /**
  * The "Image URL(s)" field → the URLs sent, each checked as Video checks its reference URLs: an HTTP(S) URL the

@@ -2,7 +2,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { binaryImageUrl } from './binaryImage';
-import { MAX_IMAGE_MB } from './imageBytes';
+import { MAX_IMAGE_MB } from '../shared/binary/imageBytes';
 import { checkImageUrl, IMAGE_URLS_ALLOWED, imageUrlEntries } from './imageUrls';
 
 /**

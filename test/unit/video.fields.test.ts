@@ -99,7 +99,7 @@ describe('Generate shows exactly the matrix fields of the selected model', () =>
 		const names = sd.map((p) => p.name);
 		expect(names).not.toContain('firstImage');
 		expect(names).not.toContain('lastImage');
-		const refs = sd.filter((p) => p.name.startsWith('reference')).map((p) => p.displayName);
+		const refs = sd.filter((p) => MODEL_FIELDS.includes(p.name) && p.name.startsWith('reference')).map((p) => p.displayName);
 		expect(refs).toEqual(['Reference Images (Up to 30)', 'Reference Videos (Up to 10)', 'Reference Audios (Up to 10)']);
 	});
 

@@ -7,9 +7,12 @@ import type { GuardScope } from '../../shared/run/submissionGuard';
 import type { Lane } from '../../shared/transport/lane';
 import { completeTask } from '../task/outcome';
 import { modelFieldProperties, modelProperty } from '../model/fields';
-import { inputSource, readVideoParameters } from '../model/parameters';
+import { inputSource, readBinarySources, readVideoParameters } from '../model/parameters';
 import type { InputSource } from '../model/parameters';
 import { InvalidVideoRequest } from '../model/fieldParsers';
+import { BinarySourceProblem, checkBinarySources } from '../media/binarySources';
+import { checkReachable, guardIdentity, issueSignedUrls } from '../media/signedUrls';
+import type { IssuedUrl } from '../media/signedUrls';
 import { videoRequestBody } from '../model/requestBody';
 import type { VideoRequestBody } from '../model/requestBody';
 import { RunReport } from './runReport';
@@ -48,20 +51,48 @@ export const properties: INodeProperties[] = [
 	waitOptionsProperty([OPERATION]),
 ];
 
-type Prepared = { body: VideoRequestBody } | { error: Error };
+/**
+ * An item ready to submit: the body sent, the request the submission guard knows it by (signed URLs replaced by the
+ * binary's id, stable across retries), and the signed URLs issued for its binary fields.
+ */
+type Prepared = { body: VideoRequestBody; guardRequest: IDataObject; binaryUrls: IssuedUrl[] } | { error: Error };
 
-/** Validates one item's parameters into a request body; nothing is sent for an invalid item. */
-function checkItem(ctx: IExecuteFunctions, itemIndex: number, source: InputSource): Prepared {
+/**
+ * Validates one item's parameters into a request body; nothing is sent for an invalid item. Binary fields are checked
+ * and signed here, before any item is paid for; their URLs live as long as Max Wait.
+ */
+async function checkItem(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	source: InputSource,
+	urlSeconds: number,
+): Promise<Prepared> {
 	try {
 		const { model, input } = readVideoParameters(ctx, itemIndex, source);
-		return { body: videoRequestBody(model, input) };
+		const sources = readBinarySources(ctx, itemIndex, model, input);
+		const checked = await checkBinarySources(ctx, itemIndex, model, sources);
+		const binaryUrls = issueSignedUrls(ctx, checked, urlSeconds);
+		await checkReachable(ctx, binaryUrls);
+		for (const { spec } of sources) {
+			const urls = binaryUrls.filter((issued) => issued.parameter === spec.name).map((issued) => issued.url);
+			input[spec.name] = spec.media.many ? urls : urls[0];
+		}
+		const body = videoRequestBody(model, input);
+		return { body, guardRequest: guardIdentity(body, binaryUrls, checked), binaryUrls };
 	} catch (error) {
-		if (error instanceof InvalidVideoRequest) {
+		if (error instanceof InvalidVideoRequest || error instanceof BinarySourceProblem) {
+			const invalid = error instanceof InvalidVideoRequest;
 			return {
-				error: new NodeOperationError(ctx.getNode(), `Invalid video request: ${error.message}`, {
-					itemIndex,
-					description: 'Nothing was sent to the service. The allowed values come from the model capability matrix.',
-				}),
+				error: new NodeOperationError(
+					ctx.getNode(),
+					invalid ? `Invalid video request: ${error.message}` : error.message,
+					{
+						itemIndex,
+						description: invalid
+							? 'Nothing was sent to the service. The allowed values come from the model capability matrix.'
+							: error.description,
+					},
+				),
 			};
 		}
 		return { error: error as Error };
@@ -72,13 +103,13 @@ function checkItem(ctx: IExecuteFunctions, itemIndex: number, source: InputSourc
 async function submitGuarded(
 	ctx: IExecuteFunctions,
 	scope: GuardScope,
-	body: VideoRequestBody,
+	{ body, guardRequest }: { body: VideoRequestBody; guardRequest: IDataObject },
 	lane: Lane,
 ): Promise<{ taskId: string; resumed: boolean; acceptedAt: number }> {
 	const { value, resumed, acceptedAt } = await submitOnce(ctx, {
 		scope,
 		itemIndex: lane.itemIndex,
-		request: body,
+		request: guardRequest,
 		what: 'POST /v1/tasks/vendor',
 		noun: 'video',
 		send: async () => await submitTask(ctx, body, lane),
@@ -105,14 +136,19 @@ interface GenerateRun {
 
 export const operation: Operation<GenerateRun> = {
 	properties,
-	prepare: (ctx) => {
+	prepare: async (ctx) => {
 		const count = ctx.getInputData().length;
 		const source = inputSource(ctx);
-		const prepared = Array.from({ length: count }, (_, itemIndex) => checkItem(ctx, itemIndex, source));
+		const waitFields = readWaitFields(ctx);
+		// A signed URL serves the binary for the task's Max Wait, and no longer.
+		const urlSeconds = Math.ceil(waitFields.maxWaitMs / 1000);
+		const prepared: Prepared[] = [];
+		for (let itemIndex = 0; itemIndex < count; itemIndex++) {
+			prepared.push(await checkItem(ctx, itemIndex, source, urlSeconds));
+		}
 		// Validate every item before paying for any: without Continue On Fail, one invalid item stops the run up front.
 		const firstInvalid = prepared.find((entry): entry is { error: Error } => 'error' in entry);
 		if (firstInvalid && !ctx.continueOnFail()) throw firstInvalid.error;
-		const waitFields = readWaitFields(ctx);
 		const scope = guardScope(ctx);
 		// Without Continue On Fail the first failing item fails the run: stop paying and waiting then, and report every task.
 		return { prepared, waitFields, scope, report: new RunReport(ctx) };
@@ -128,7 +164,7 @@ export const operation: Operation<GenerateRun> = {
 		const details: IDataObject = { model: entry.body.model };
 		try {
 			const submission = report.submissionLane(lane);
-			const { taskId, resumed, acceptedAt } = await submitGuarded(ctx, scope, entry.body, submission);
+			const { taskId, resumed, acceptedAt } = await submitGuarded(ctx, scope, entry, submission);
 			report.paid(itemIndex, taskId);
 			const submittedAt = new Date(acceptedAt).toISOString();
 			Object.assign(details, {
@@ -136,6 +172,7 @@ export const operation: Operation<GenerateRun> = {
 				submitted_at: submittedAt,
 				resumed,
 				request: entry.body,
+				...(entry.binaryUrls.length > 0 ? { binary_urls: entry.binaryUrls } : {}),
 			});
 			if (!(ctx.getNodeParameter('waitForCompletion', itemIndex, true) as boolean)) {
 				return {

@@ -169,3 +169,31 @@ export function parseReferences(
 	}
 	return urls.length > 0 ? urls : undefined;
 }
+
+/**
+ * The binary field names of a binary source: one for a frame, up to the model's limit for a reference list, separated
+ * by commas (or a list from an expression); none at all means nothing to send.
+ */
+export function parseBinaryFieldNames(
+	field: string,
+	model: VideoModelCapabilities,
+	value: unknown,
+	limit: number,
+	what: string,
+): string[] {
+	if (isEmpty(value)) return [];
+	const entries = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : [value];
+	const names = entries.map((entry) => {
+		if (typeof entry !== 'string') {
+			const got = describeValue(entry);
+			throw new InvalidVideoRequest(field, model.id, `each entry must be a binary field name, got ${got}`);
+		}
+		return entry.trim();
+	});
+	const given = names.filter((name) => name !== '');
+	if (given.length > limit) {
+		const allowed = limit === 1 ? 'one binary field' : `at most ${limit}`;
+		throw new InvalidVideoRequest(field, model.id, `${given.length} ${what} given; allowed: ${allowed}`);
+	}
+	return given;
+}

@@ -11,6 +11,7 @@ import {
 } from './fieldParsers';
 import { VIDEO_MODELS } from './matrix';
 import type { VideoModelCapabilities } from './matrix';
+import type { MediaKind } from '../media/mediaKinds';
 
 /**
  * The Generate operation's model-dependent fields, derived from the matrix. For each field, models that share the same
@@ -24,7 +25,7 @@ import type { VideoModelCapabilities } from './matrix';
  * "set by the user" (isSetByUser below) and the editor's fields all derive from it: adding a capability touches this
  * list only.
  */
-interface ModelFieldSpec {
+export interface ModelFieldSpec {
 	/** Node parameter name: part of the node's public contract (workflows store it). */
 	name: string;
 	/** Key in the request body (docs/service-interface.md §2.3). */
@@ -39,6 +40,23 @@ interface ModelFieldSpec {
 	requiredDefault?(model: VideoModelCapabilities): unknown;
 	/** The property for this model (without name and displayOptions); models with equal results share a variant. */
 	describe(model: VideoModelCapabilities): Omit<INodeProperties, 'name' | 'displayOptions'>;
+	/**
+	 * A field of URLs of media the service fetches: it may instead come from binary fields of the input item, sent as
+	 * signed n8n URLs (`${name}Source`, `${name}BinaryField`: binarySourceProperties below).
+	 */
+	media?: MediaSpec;
+}
+
+export interface MediaSpec {
+	kind: MediaKind;
+	/** How the editor names the field in the source's name ("First Frame", "Reference Images"). */
+	label: string;
+	/** A list (references) rather than one file (a frame). */
+	many: boolean;
+	/** How many files the model takes. */
+	limit(model: VideoModelCapabilities): number;
+	/** What the binary data is, for the binary field's description ("the image the video starts from"). */
+	what: string;
 }
 
 const optionsOf = (values: readonly string[]): INodePropertyOptions[] =>
@@ -73,6 +91,13 @@ function frameSpec(which: 'first' | 'last', startsOrEnds: string): ModelFieldSpe
 		supports: (m) => m[name],
 		what: `a ${which} frame`,
 		parse: (value, m) => parseSingleUrl(name, m, value),
+		media: {
+			kind: 'image',
+			label: `${which === 'first' ? 'First' : 'Last'} Frame`,
+			many: false,
+			limit: () => 1,
+			what: `the image the video ${startsOrEnds}`,
+		},
 		describe: () => ({
 			displayName: `${which === 'first' ? 'First' : 'Last'} Frame Image URL`,
 			type: 'string',
@@ -82,6 +107,8 @@ function frameSpec(which: 'first' | 'last', startsOrEnds: string): ModelFieldSpe
 		}),
 	};
 }
+
+const mediaKinds = { images: 'image', videos: 'video', audios: 'audio' } as const;
 
 /** A list of reference URLs of one kind, up to the model's limit for it (a limit of 0: not supported). */
 function referenceSpec(
@@ -98,6 +125,13 @@ function referenceSpec(
 		supports: (m) => m.references[kind] > 0,
 		what,
 		parse: (value, m) => parseReferences(name, m, value, m.references[kind], what),
+		media: {
+			kind: mediaKinds[kind],
+			label: `Reference ${title}`,
+			many: true,
+			limit: (m) => m.references[kind],
+			what: `reference ${noun}`,
+		},
 		describe: (m) => ({
 			displayName: `Reference ${title} (Up to ${m.references[kind]})`,
 			type: 'string',
@@ -221,29 +255,94 @@ export function isSetByUser(
 	return !defaults.some((fallback) => sameValue(value, fallback));
 }
 
+type PropertyBody = Omit<INodeProperties, 'name' | 'displayOptions'>;
+
+/** One property per group of models for which `describe` gives the same property, shown for that group. */
+function variantsOf(
+	spec: ModelFieldSpec,
+	name: string,
+	describe: (model: VideoModelCapabilities) => PropertyBody,
+	show: Record<string, string[]>,
+): INodeProperties[] {
+	const variants = new Map<string, { property: PropertyBody; models: string[] }>();
+	for (const model of VIDEO_MODELS) {
+		if (!spec.supports(model)) continue;
+		const property = describe(model);
+		const key = JSON.stringify(property);
+		const variant = variants.get(key) ?? { property, models: [] };
+		variant.models.push(model.id);
+		variants.set(key, variant);
+	}
+	return [...variants.values()].map(
+		({ property, models }) =>
+			({ ...property, name, displayOptions: { show: { ...show, model: models } } }) as INodeProperties,
+	);
+}
+
+export const sourceParameter = (spec: { name: string }) => `${spec.name}Source`;
+export const binaryFieldParameter = (spec: { name: string }) => `${spec.name}BinaryField`;
+
+/** Where a media field's files come from: URLs (as before: saved workflows read the default) or binary fields. */
+function sourceProperty(media: MediaSpec): PropertyBody {
+	return {
+		displayName: `${media.label} Source`,
+		type: 'options',
+		default: 'url',
+		options: [
+			{
+				name: 'Binary Field',
+				value: 'binary',
+				description: 'Binary data of the input item, served to the service by n8n through a signed URL',
+			},
+			{ name: 'URL', value: 'url', description: 'A URL the service fetches' },
+		],
+		description: `Where ${media.what} comes from`,
+	};
+}
+
+/** The binary field(s) of the input item holding the file(s); their signed URLs last as long as Max Wait. */
+function binaryFieldProperty(media: MediaSpec, model: VideoModelCapabilities): PropertyBody {
+	const served =
+		'n8n serves it to the service through a signed URL valid for the Max Wait option, so n8n\'s public URL ' +
+		'(WEBHOOK_URL) must be reachable from the service';
+	return media.many
+		? {
+				displayName: `${media.label} Binary Fields`,
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. data, data_1',
+				description:
+					`Names of up to ${media.limit(model)} binary fields of the input item holding ${media.what}, separated ` +
+					`by commas; ${served}`,
+			}
+		: {
+				displayName: `${media.label} Binary Field`,
+				type: 'string',
+				default: 'data',
+				placeholder: 'e.g. data',
+				description: `Name of the binary field of the input item holding ${media.what}; ${served}`,
+			};
+}
+
 /** Generate's model-dependent properties: one per field and group of models with identical rules. */
 export function modelFieldProperties(operation: string): INodeProperties[] {
 	const properties: INodeProperties[] = [];
 	for (const spec of MODEL_FIELD_SPECS) {
-		const variants = new Map<
-			string,
-			{ property: Omit<INodeProperties, 'name' | 'displayOptions'>; models: string[] }
-		>();
-		for (const model of VIDEO_MODELS) {
-			if (!spec.supports(model)) continue;
-			const property = spec.describe(model);
-			const key = JSON.stringify(property);
-			const variant = variants.get(key) ?? { property, models: [] };
-			variant.models.push(model.id);
-			variants.set(key, variant);
+		const show = { operation: [operation] };
+		const media = spec.media;
+		if (!media) {
+			properties.push(...variantsOf(spec, spec.name, (model) => spec.describe(model), show));
+			continue;
 		}
-		for (const { property, models } of variants.values()) {
-			properties.push({
-				...property,
-				name: spec.name,
-				displayOptions: { show: { operation: [operation], model: models } },
-			} as INodeProperties);
-		}
+		const source = sourceParameter(spec);
+		properties.push(
+			...variantsOf(spec, source, () => sourceProperty(media), show),
+			...variantsOf(spec, spec.name, (model) => spec.describe(model), { ...show, [source]: ['url'] }),
+			...variantsOf(spec, binaryFieldParameter(spec), (model) => binaryFieldProperty(media, model), {
+				...show,
+				[source]: ['binary'],
+			}),
+		);
 	}
 	return properties;
 }

@@ -1,7 +1,8 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { isSetByUser, MODEL_FIELD_SPECS } from './fields';
-import type { FieldSource } from './fields';
+import { describeValue, InvalidVideoRequest, isEmpty, parseBinaryFieldNames } from './fieldParsers';
+import { binaryFieldParameter, isSetByUser, MODEL_FIELD_SPECS, sourceParameter } from './fields';
+import type { FieldSource, MediaSpec, ModelFieldSpec } from './fields';
 import { videoModelOf } from './matrix';
 import type { VideoModelCapabilities } from './matrix';
 import { resolveVideoModel } from './requestBody';
@@ -59,4 +60,47 @@ export function readVideoParameters(
 	for (const spec of MODEL_FIELD_SPECS) raw[spec.name] = ctx.getNodeParameter(spec.name, itemIndex, '');
 	const model = resolveVideoModel(given);
 	return { model, input: keepUserSet(model, raw, source) };
+}
+
+/** A media field whose files come from binary fields of the input item: the field's spec and the field names. */
+export interface BinarySource {
+	spec: ModelFieldSpec & { media: MediaSpec };
+	names: string[];
+}
+
+/**
+ * The media fields of one item set to "Binary Field", with their binary field names (none: nothing to send). Their
+ * URL parameters are then dropped from `input`: a URL left in a hidden field is not the user's choice.
+ */
+export function readBinarySources(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	model: VideoModelCapabilities,
+	input: VideoInput,
+): BinarySource[] {
+	const sources: BinarySource[] = [];
+	for (const spec of MODEL_FIELD_SPECS) {
+		const media = spec.media;
+		if (!media) continue;
+		const source = ctx.getNodeParameter(sourceParameter(spec), itemIndex, 'url');
+		if (source === 'url') continue;
+		if (source !== 'binary') {
+			throw new InvalidVideoRequest(
+				sourceParameter(spec),
+				model.id,
+				`${describeValue(source)} is not allowed; allowed: url, binary`,
+			);
+		}
+		delete input[spec.name];
+		const field = binaryFieldParameter(spec);
+		const value = ctx.getNodeParameter(field, itemIndex, '');
+		if (isEmpty(value)) continue;
+		if (!spec.supports(model)) {
+			throw new InvalidVideoRequest(field, model.id, `this model does not support ${spec.what}; leave it empty`);
+		}
+		const names = parseBinaryFieldNames(field, model, value, media.limit(model), spec.what);
+		if (names.length === 0) continue;
+		sources.push({ spec: { ...spec, media }, names });
+	}
+	return sources;
 }

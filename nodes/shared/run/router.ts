@@ -16,7 +16,7 @@ export interface Operation<State = undefined> {
 	 * Once per execution, before any item runs: what all items share (run-wide options, Generate's report), and the
 	 * place to refuse the whole run before anything is paid (Generate checks every item first).
 	 */
-	prepare?(ctx: IExecuteFunctions): State;
+	prepare?(ctx: IExecuteFunctions): State | Promise<State>;
 	/** How the items run (one by one by default), which error fields an error item keeps, what the run fails with. */
 	policy?(ctx: IExecuteFunctions, state: State): RunPolicy;
 	/** One item: its output item(s), JSON or binary. Every request of the item goes in its lane. */
@@ -59,7 +59,7 @@ export async function route(
 	options: RouteOptions = {},
 ): Promise<INodeExecutionData[][]> {
 	const operation = operationOf(ctx, operations, 0);
-	const state = operation.prepare?.(ctx);
+	const state = await operation.prepare?.(ctx);
 	const items = await runItems(
 		ctx,
 		async (itemIndex, lane) => {

@@ -1,0 +1,85 @@
+/**
+ * Whether the service can fetch a URL n8n signs: n8n builds it from its own public URL, which on a default install is
+ * http://localhost:5678. A service on a public host cannot reach a loopback or private address, and the task would
+ * be paid for and fail (or the service would fetch nothing), so such a URL is refused before anything is sent. Pure.
+ */
+
+export type HostKind = 'loopback' | 'private' | 'public';
+
+function ipv4Kind(host: string): HostKind | undefined {
+	const match = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+	if (!match) return undefined;
+	const [a, b] = [Number(match[1]), Number(match[2])];
+	if (a === 127) return 'loopback';
+	// 0/8 (this network), 10/8, 172.16/12, 192.168/16, 169.254/16 (link-local), 100.64/10 (carrier-grade NAT).
+	if (a === 0 || a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return 'private';
+	if ((a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127)) return 'private';
+	return 'public';
+}
+
+function ipv6Kind(host: string): HostKind | undefined {
+	if (!host.includes(':')) return undefined;
+	const address = host.toLowerCase();
+	if (address === '::1') return 'loopback';
+	if (address === '::') return 'private';
+	// An IPv4 address mapped into IPv6 (::ffff:127.0.0.1, or as the URL parser writes it, ::ffff:7f00:1).
+	const mapped = /^::ffff:(.+)$/.exec(address);
+	if (mapped) {
+		const dotted = ipv4Kind(mapped[1]);
+		if (dotted) return dotted;
+		const hex = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(mapped[1]);
+		if (hex) {
+			const [high, low] = [parseInt(hex[1], 16), parseInt(hex[2], 16)];
+			return ipv4Kind(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`);
+		}
+	}
+	const first = parseInt(address.split(':')[0] || '0', 16);
+	// fc00::/7 (unique local), fe80::/10 (link-local).
+	if ((first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80) return 'private';
+	return 'public';
+}
+
+/** Names only a local network resolves: one label (`n8n`, a Docker service), `.local`, `.internal`, `.lan`, … */
+const LOCAL_SUFFIXES = ['.local', '.internal', '.lan', '.home.arpa', '.localdomain', '.intranet', '.corp', '.home'];
+
+/** Where a host name or address (as in a URL, IPv6 in brackets or not) can be reached from. */
+export function hostKind(hostname: string): HostKind {
+	const host = hostname.trim().toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+	const ip = ipv4Kind(host) ?? ipv6Kind(host);
+	if (ip) return ip;
+	if (host === 'localhost' || host.endsWith('.localhost')) return 'loopback';
+	if (!host.includes('.') || LOCAL_SUFFIXES.some((suffix) => host.endsWith(suffix))) return 'private';
+	return 'public';
+}
+
+/** The scheme, host and port of a URL: never its path or query (a signed URL's token is a secret). */
+export function originOf(url: string): string {
+	try {
+		return new URL(url).origin;
+	} catch {
+		return '(not a URL)';
+	}
+}
+
+/**
+ * Why the service at `serviceBaseUrl` cannot fetch `signedUrl`, or undefined when it can (as far as the addresses
+ * tell): only a service on a public host is refused a loopback or private n8n address. A service on this machine or
+ * network may well reach it (the local mock does), so nothing is refused then.
+ */
+export function unreachableProblem(serviceBaseUrl: string, signedUrl: string): string | undefined {
+	let service: URL;
+	let signed: URL;
+	try {
+		service = new URL(serviceBaseUrl);
+		signed = new URL(signedUrl);
+	} catch {
+		return undefined;
+	}
+	const serviceKind = hostKind(service.hostname);
+	const signedKind = hostKind(signed.hostname);
+	if (serviceKind !== 'public' || signedKind === 'public') return undefined;
+	return (
+		`n8n would serve it at ${signed.origin} (a ${signedKind} address), which the service at ${service.origin} (a ` +
+		`public host) cannot reach`
+	);
+}

@@ -1,0 +1,86 @@
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+
+import { normaliseBaseUrl } from '../../shared/transport/baseUrl';
+import { CREDENTIAL_TYPE } from '../../shared/transport/transport';
+import type { CheckedBinary } from './binarySources';
+import { BinarySourceProblem } from './binarySources';
+import { originOf, unreachableProblem } from './reachability';
+
+/**
+ * Checked binary data → signed n8n URLs the service fetches (`<n8n>/rest/binary-data/signed?token=<JWT>`, served
+ * without login until the token expires), valid for the task's Max Wait and no longer; what was issued, for the
+ * item's JSON; and the request the submission guard knows the submission by.
+ */
+
+/** One URL issued, as the item's JSON reports it (`binary_urls`). */
+export interface IssuedUrl extends IDataObject {
+	parameter: string;
+	binary_field: string;
+	file_name?: string;
+	mime_type: string;
+	bytes: number;
+	url: string;
+	expires_at: string;
+}
+
+/** When the token expires: its own `exp` claim, or (a token of another shape) the lifetime from now. */
+function expiryOf(url: string, seconds: number, issuedAt: number): string {
+	try {
+		const token = new URL(url).searchParams.get('token') ?? '';
+		const { exp } = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
+			exp?: unknown;
+		};
+		if (typeof exp === 'number' && Number.isFinite(exp)) return new Date(exp * 1000).toISOString();
+	} catch {
+		// Not a JWT: the lifetime asked for below.
+	}
+	return new Date(issuedAt + seconds * 1000).toISOString();
+}
+
+/** A signed URL per checked binary, valid for `seconds`. */
+export function issueSignedUrls(ctx: IExecuteFunctions, checked: CheckedBinary[], seconds: number): IssuedUrl[] {
+	return checked.map((entry) => {
+		const issuedAt = Date.now();
+		const url = ctx.helpers.createBinarySignedUrl(entry.binary, `${seconds}s`);
+		return {
+			parameter: entry.parameter,
+			binary_field: entry.binaryField,
+			...(entry.binary.fileName ? { file_name: entry.binary.fileName } : {}),
+			mime_type: entry.mimeType,
+			bytes: entry.bytes,
+			url,
+			expires_at: expiryOf(url, seconds, issuedAt),
+		};
+	});
+}
+
+/**
+ * Refuses, before anything is paid, a signed URL the service cannot reach (reachability.ts): names both addresses
+ * (origins only: the token is a secret of the URL) and says how to give n8n a public URL.
+ */
+export async function checkReachable(ctx: IExecuteFunctions, issued: IssuedUrl[]): Promise<void> {
+	if (issued.length === 0) return;
+	const serviceBaseUrl = normaliseBaseUrl((await ctx.getCredentials(CREDENTIAL_TYPE)).baseUrl);
+	const problem = unreachableProblem(serviceBaseUrl, issued[0].url);
+	if (!problem) return;
+	throw new BinarySourceProblem(
+		`${issued[0].parameter}: the service cannot fetch binary field "${issued[0].binary_field}": ${problem}; set ` +
+			"n8n's public URL (WEBHOOK_URL or N8N_EDITOR_BASE_URL)",
+		`n8n builds the signed URL from its own public URL (${originOf(issued[0].url)} now). Set n8n's public URL ` +
+			'(WEBHOOK_URL, or N8N_EDITOR_BASE_URL) to an address the service at ' +
+			`${originOf(serviceBaseUrl)} can reach, and restart n8n; or give a URL instead of a binary field. Nothing ` +
+			'was sent.',
+	);
+}
+
+/**
+ * The request as the submission guard knows it: each signed URL replaced by `binary:<id>`. A URL's token differs on
+ * every issue (its issue time), so a retry of the node would otherwise look like a new request and pay again.
+ */
+export function guardIdentity(body: IDataObject, issued: IssuedUrl[], checked: CheckedBinary[]): IDataObject {
+	const standIns = new Map(issued.map((entry, index) => [entry.url, `binary:${checked[index].binary.id}`]));
+	const standIn = (value: unknown) => (typeof value === 'string' ? (standIns.get(value) ?? value) : value);
+	return Object.fromEntries(
+		Object.entries(body).map(([key, value]) => [key, Array.isArray(value) ? value.map(standIn) : standIn(value)]),
+	) as IDataObject;
+}
