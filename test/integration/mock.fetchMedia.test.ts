@@ -105,7 +105,7 @@ describe.each<Personality>(['default', 'new-api'])('personality %s', (personalit
 		expect((await mock.task(id)).fetchedMedia).toEqual(await mock.fetchedMedia(id));
 	});
 
-	test("Image → Video: the mock's own generated image as the first frame is fetched with the image's bytes", async () => {
+	test("Image → Video: the mock's own generated image as first frame is fetched, the image's bytes", async () => {
 		const res = await fetch(`${mock.url}/v1/images/generations`, {
 			method: 'POST',
 			headers: { Authorization: `Bearer ${mock.apiKey}`, 'Content-Type': 'application/json' },
@@ -117,6 +117,9 @@ describe.each<Personality>(['default', 'new-api'])('personality %s', (personalit
 		const imageId = /\/files\/images\/([^/]+)\.png$/.exec(image)![1];
 		const { sha256 } = (await (await fetch(`${mock.url}/__mock/images/${imageId}`)).json()) as { sha256: string };
 		expect(await mock.fetchedMedia(id)).toEqual([expect.objectContaining({ url: image, status: 200, sha256 })]);
+		// Its log tells the mock's own read from a client's download.
+		const reads = (await mock.log()).filter((e) => e.path.startsWith('/files/images/'));
+		expect(reads.map((e) => [e.status, e.mediaFetch, e.sha256])).toEqual([[200, true, sha256]]);
 	});
 
 	test('every frame and reference URL is fetched, recorded in field order', async () => {

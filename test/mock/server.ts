@@ -9,6 +9,7 @@ import { accessOf, FORBIDDEN_MESSAGE, NO_VIDEO_MESSAGE, presentedKey, type KeyPe
 import { chatCompletions } from './chat';
 import { sendError, sendJson, type RequestContext } from './context';
 import { applyFault, pickFault } from './faults';
+import { MEDIA_FETCH_AGENT } from './fetchMedia';
 import { imageFile, imageGenerations } from './images';
 import { modelList } from './models';
 import { requestPersonality, sendAuthError, sendInvalidUrl, stampRequestId } from './newApi';
@@ -125,6 +126,7 @@ export async function startMockService(opts: MockServiceOptions = {}): Promise<M
 			path: url.pathname + url.search,
 			status: 0,
 			authorized: false,
+			...(req.headers['user-agent'] === MEDIA_FETCH_AGENT ? { mediaFetch: true } : {}),
 			...(text !== undefined ? { body: parsed.ok ? parsed.value : text } : {}),
 		};
 		state.log.push(entry);

@@ -91,6 +91,8 @@ export interface LogEntry {
 	sha256?: string;
 	/** Bytes of body written (binary downloads). */
 	bytes?: number;
+	/** true: the mock itself read a submitted frame/reference URL on its own address (fetchMedia.ts), not a client. */
+	mediaFetch?: true;
 }
 
 /** One GET of a frame or reference URL by the mock at submission (fetchMedia.ts), as the admin record shows it. */
