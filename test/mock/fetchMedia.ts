@@ -64,7 +64,9 @@ const label = (m: MediaUrl): string => (IS_LIST.has(m.field) ? `${m.field}[${m.i
 function networkProblem(err: unknown): string {
 	const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
 	if (e?.name === 'TimeoutError') return `no complete answer within ${FETCH_TIMEOUT_MS / 1000} s`;
-	return e?.cause?.code ?? e?.cause?.message ?? e?.message ?? String(err);
+	const text = e?.cause?.code ?? e?.cause?.message ?? e?.message ?? String(err);
+	// Some messages quote the URL (e.g. one with credentials): never its query or credentials.
+	return text.replace(/\bhttps?:\/\/[^\s'"]+/gi, (url) => withoutQuery(url));
 }
 
 /** One GET: the record, and what went wrong (undefined when the bytes arrived). */
@@ -111,16 +113,16 @@ export function startMediaFetches(task: TaskRecord, limits: MockLimits): void {
 	if (limits.fetchMedia === 'off') return;
 	const wanted = mediaUrlsOf(task.body).filter((m) => isLoopbackUrl(m.url));
 	if (wanted.length === 0) return;
-	const fetch: NonNullable<TaskRecord['mediaFetch']> = { settledAtMs: undefined };
-	task.mediaFetch = fetch;
+	const pending: NonNullable<TaskRecord['mediaFetch']> = { settledAtMs: undefined };
+	task.mediaFetch = pending;
 	void Promise.all(wanted.map(fetchOne)).then((results) => {
 		task.fetchedMedia = results.map((r) => r.record);
 		const failed = results.findIndex((r) => r.problem);
 		const now = Date.now();
 		if (failed !== -1) {
 			const m = wanted[failed];
-			fetch.failure = { reason: fetchFailureReason(label(m), m.url, results[failed].problem!), atMs: now };
+			pending.failure = { reason: fetchFailureReason(label(m), m.url, results[failed].problem!), atMs: now };
 		}
-		fetch.settledAtMs = now;
+		pending.settledAtMs = now;
 	});
 }

@@ -1,5 +1,8 @@
 /** Which submitted media URLs the mock fetches (loopback only), and how a failure reason shows a URL (no query). */
-import { fetchFailureReason, isLoopbackUrl, mediaUrlsOf, withoutQuery } from '../mock/fetchMedia';
+import { fetchFailureReason, isLoopbackUrl, mediaUrlsOf, startMediaFetches, withoutQuery } from '../mock/fetchMedia';
+import type { TaskRecord } from '../mock/types';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test.each([
 	['http://127.0.0.1:5678/binary-data/signed?token=x', true],
@@ -42,4 +45,15 @@ test('the URLs of a body: frames (a string or a one-element array) and each refe
 		{ field: 'reference_images', index: 1, url: 'http://i/2' },
 		{ field: 'reference_audios', index: 0, url: 'http://a/1' },
 	]);
+});
+
+test('a fetch the client refuses to make (credentials in the URL) fails showing neither them nor the query', async () => {
+	const task = { body: { first_image: 'http://user:pw@127.0.0.1:9/a.png?token=SECRET' } } as unknown as TaskRecord;
+	startMediaFetches(task, { rateLimit: 0, readFaultRate: 0, fetchMedia: 'loopback' });
+	for (let i = 0; i < 100 && task.mediaFetch?.settledAtMs === undefined; i++) await sleep(10);
+	const reason = task.mediaFetch?.failure?.reason ?? '';
+	expect(reason).toMatch(/^first_image: could not fetch http:\/\/127\.0\.0\.1:9\/a\.png \(.+\)$/);
+	expect(reason).not.toMatch(/SECRET|user|pw@/);
+	// The admin record keeps the URL as submitted; its error, like the reason, does not.
+	expect(task.fetchedMedia[0].error).not.toMatch(/SECRET|pw@/);
 });
