@@ -47,7 +47,7 @@ test('the URLs of a body: frames (a string or a one-element array) and each refe
 	]);
 });
 
-test('a fetch the client refuses to make (credentials in the URL) fails showing neither them nor the query', async () => {
+test('a URL with credentials fails showing neither them nor the query', async () => {
 	const task = { body: { first_image: 'http://user:pw@127.0.0.1:9/a.png?token=SECRET' } } as unknown as TaskRecord;
 	startMediaFetches(task, { rateLimit: 0, readFaultRate: 0, fetchMedia: 'loopback' });
 	for (let i = 0; i < 100 && task.mediaFetch?.settledAtMs === undefined; i++) await sleep(10);
