@@ -4,7 +4,7 @@
  * be paid for and fail (or the service would fetch nothing), so such a URL is refused before anything is sent. Pure.
  */
 
-export type HostKind = 'loopback' | 'private' | 'public';
+type HostKind = 'loopback' | 'private' | 'public';
 
 function ipv4Kind(host: string): HostKind | undefined {
 	const match = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
