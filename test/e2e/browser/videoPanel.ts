@@ -13,10 +13,16 @@ const MODEL_FIELDS: ReadonlyArray<[name: string, label: (m: VideoModelCapabiliti
 	['resolution', (m) => (m.resolutions.length ? 'Resolution' : undefined)],
 	['generateAudio', (m) => (m.audio.supported ? 'Generate Audio' : undefined)],
 	['seed', (m) => (m.seed ? 'Seed' : undefined)],
+	// Issue 32: each media field has its Source (URL by default) just above it.
+	['firstImageSource', (m) => (m.firstImage ? 'First Frame Source' : undefined)],
 	['firstImage', (m) => (m.firstImage ? 'First Frame Image URL' : undefined)],
+	['lastImageSource', (m) => (m.lastImage ? 'Last Frame Source' : undefined)],
 	['lastImage', (m) => (m.lastImage ? 'Last Frame Image URL' : undefined)],
+	['referenceImagesSource', (m) => (m.references.images ? 'Reference Images Source' : undefined)],
 	['referenceImages', (m) => (m.references.images ? `Reference Images (Up to ${m.references.images})` : undefined)],
+	['referenceVideosSource', (m) => (m.references.videos ? 'Reference Videos Source' : undefined)],
 	['referenceVideos', (m) => (m.references.videos ? `Reference Videos (Up to ${m.references.videos})` : undefined)],
+	['referenceAudiosSource', (m) => (m.references.audios ? 'Reference Audios Source' : undefined)],
 	['referenceAudios', (m) => (m.references.audios ? `Reference Audios (Up to ${m.references.audios})` : undefined)],
 ];
 
