@@ -33,7 +33,9 @@ interface File {
 	fileName: string;
 }
 
-const files = (...list: File[]) => JSON.stringify(list.map((f) => ({ ...f, bytes: f.bytes.toString('base64') })));
+const files = (...list: Array<File & { size?: number }>) =>
+	JSON.stringify(list.map((f) => ({ ...f, bytes: f.bytes.toString('base64') })));
+const MB = 1024 * 1024;
 const png = (field: string): File => ({ field, bytes: PNG, mimeType: 'image/png', fileName: `${field}.png` });
 
 /** Puts the binary fields it is given on its one item, as a Form Trigger or Read File would. */
@@ -49,8 +51,10 @@ const binarySource: INodeType = {
 		const list = JSON.parse(this.getNodeParameter('files', 0) as string) as Array<Record<string, string>>;
 		const binary: INodeExecutionData['binary'] = {};
 		for (const file of list) {
+			// `size`: a PNG of that many bytes, built here (not carried through the parameter as base64).
+			const bytes = file.size ? Buffer.concat([PNG, Buffer.alloc(Number(file.size) - PNG.length)]) : undefined;
 			binary[file.field] = await this.helpers.prepareBinaryData(
-				Buffer.from(file.bytes, 'base64'),
+				bytes ?? Buffer.from(file.bytes, 'base64'),
 				file.fileName,
 				file.mimeType,
 			);
@@ -180,6 +184,12 @@ describe('refused before anything is paid (zero POSTs)', () => {
 			{ lastImageSource: 'binary' },
 			files(),
 			/lastImageBinaryField: the input item has no binary field "data"; it has no binary data/,
+		],
+		[
+			'an image over 20 MB (its recorded size, before it is read)',
+			{ referenceImagesSource: 'binary', referenceImagesBinaryField: 'small, big' },
+			files(png('small'), { ...png('big'), size: 20 * MB + 1 }),
+			/^Invalid video request: referenceImagesBinaryField: binary field "big" is too big: 20\.0 MB \(20971521 bytes\); allowed: at most 20 MB for reference images \(model sd_2\.0_fast_special\)$/,
 		],
 		[
 			'more reference videos than the model takes',

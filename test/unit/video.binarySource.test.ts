@@ -1,7 +1,9 @@
+import { Readable } from 'stream';
 import { NodeHelpers } from 'n8n-workflow';
 import type { INode, INodeParameters, INodeProperties } from 'n8n-workflow';
 
 import { GenGatewayVideo } from '../../nodes/GenGatewayVideo/GenGatewayVideo.node';
+import { countAtMost } from '../../nodes/shared/binary/storedBinary';
 import { mediaTypeOf } from '../../nodes/GenGatewayVideo/media/mediaKinds';
 import type { MediaKind } from '../../nodes/GenGatewayVideo/media/mediaKinds';
 import { guardIdentity } from '../../nodes/GenGatewayVideo/media/signedUrls';
@@ -214,5 +216,14 @@ describe('guardIdentity: the submission guard knows a binary by its id, not by i
 		expect(guardIdentity(body(issued('one')), issued('one'), other)).not.toEqual(
 			guardIdentity(body(issued('one')), issued('one'), checked),
 		);
+	});
+});
+
+describe('countAtMost: an input binary counted up to a limit, nothing kept', () => {
+	const stream = (...sizes: number[]) => Readable.from(sizes.map((size) => Buffer.alloc(size)));
+	it('the length when within the limit; undefined as soon as it is over', async () => {
+		expect(await countAtMost(stream(3, 4), 7)).toBe(7);
+		expect(await countAtMost(stream(3, 5), 7)).toBeUndefined();
+		expect(await countAtMost(stream(), 7)).toBe(0);
 	});
 });
