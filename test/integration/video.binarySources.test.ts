@@ -163,6 +163,20 @@ describe('frames and references from binary fields', () => {
 		expect(signedId(body.last_image as string)).toBe(result.output('Source')[0].binary!.data.id);
 		expect((result.output('Video')[0].json.binary_urls as IDataObject[]).map((e) => e.parameter)).toEqual(['lastImage']);
 	});
+
+	it('waited for and downloaded: the finished item keeps binary_urls beside the video', async () => {
+		const result = await run(
+			generateParams('a fox', { model: 'sd_2.0_fast_special', firstImageSource: 'binary', binaryPropertyName: 'video' }),
+			files(png('data')),
+		);
+		expect(result.error).toBeUndefined();
+		const [item] = result.output('Video');
+		expect(item.json.status).toBe('SUCCESS');
+		expect((item.json.binary_urls as IDataObject[]).map((e) => [e.parameter, e.binary_field])).toEqual([
+			['firstImage', 'data'],
+		]);
+		expect(item.binary?.video?.mimeType).toBe('video/mp4');
+	});
 });
 
 describe('refused before anything is paid (zero POSTs)', () => {

@@ -303,7 +303,7 @@ function sourceProperty(media: MediaSpec): PropertyBody {
 /** The binary field(s) of the input item holding the file(s); their signed URLs last as long as Max Wait. */
 function binaryFieldProperty(media: MediaSpec, model: VideoModelCapabilities): PropertyBody {
 	const served =
-		'n8n serves it to the service through a signed URL valid for the Max Wait option, so n8n\'s public URL ' +
+		"n8n serves the file to the service through a signed URL valid for Max Wait (Options), so n8n's public URL " +
 		'(WEBHOOK_URL) must be reachable from the service';
 	return media.many
 		? {
@@ -313,7 +313,7 @@ function binaryFieldProperty(media: MediaSpec, model: VideoModelCapabilities): P
 				placeholder: 'e.g. data, data_1',
 				description:
 					`Names of up to ${media.limit(model)} binary fields of the input item holding ${media.what}, separated ` +
-					`by commas; ${served}`,
+					`by commas. For each, ${served}.`,
 			}
 		: {
 				displayName: `${media.label} Binary Field`,
