@@ -239,9 +239,10 @@ describe('refused before anything is paid (zero POSTs)', () => {
 		expect(error.message).toBe(
 			'firstImage: the service cannot fetch binary field "data": n8n would serve it at http://127.0.0.1:5678 (a ' +
 				'loopback address), which the service at https://api.example.com (a public host) cannot reach; set ' +
-				"n8n's public URL (WEBHOOK_URL or N8N_EDITOR_BASE_URL)",
+				"WEBHOOK_URL to n8n's public URL",
 		);
 		expect(error.description).toContain('Nothing was sent');
+		expect(error.description).toContain('N8N_EDITOR_BASE_URL does not change it');
 		expect(`${error.message} ${error.description}`).not.toContain('token');
 		expect(await posts()).toEqual([]);
 	});

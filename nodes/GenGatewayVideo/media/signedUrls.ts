@@ -65,11 +65,12 @@ export async function checkReachable(ctx: IExecuteFunctions, issued: IssuedUrl[]
 	if (!problem) return;
 	throw new BinarySourceProblem(
 		`${issued[0].parameter}: the service cannot fetch binary field "${issued[0].binary_field}": ${problem}; set ` +
-			"n8n's public URL (WEBHOOK_URL or N8N_EDITOR_BASE_URL)",
-		`n8n builds the signed URL from its own public URL (${originOf(issued[0].url)} now). Set n8n's public URL ` +
-			'(WEBHOOK_URL, or N8N_EDITOR_BASE_URL) to an address the service at ' +
-			`${originOf(serviceBaseUrl)} can reach, and restart n8n; or give a URL instead of a binary field. Nothing ` +
-			'was sent.',
+			"WEBHOOK_URL to n8n's public URL",
+		// n8n's createBinarySignedUrl builds on its webhook base URL (WEBHOOK_URL, else protocol, host and port).
+		`n8n builds the signed URL from its public webhook URL (${originOf(issued[0].url)} now): WEBHOOK_URL, or when ` +
+			'that is unset N8N_PROTOCOL://N8N_HOST:N8N_PORT (N8N_EDITOR_BASE_URL does not change it). Set WEBHOOK_URL ' +
+			`to an address the service at ${originOf(serviceBaseUrl)} can reach and restart n8n, or give a URL instead ` +
+			'of a binary field. Nothing was sent.',
 	);
 }
 
