@@ -4,7 +4,9 @@
 // the test's own rides along in the same import (no extra n8n start): Image → Chat asking about the picture, in both
 // chat operations (issue 23). Everything runs twice: against the mock as the contract describes the service, and
 // against the mock speaking as new-api, the gateway the contract comes from (issue 27): the same results both ways.
-// Time: about 90 s (two homes, 44 s each).
+// form-upload-to-video.json is imported here too but needs a server (its form and the signed URL of its upload):
+// imageToVideo.e2e.test.ts runs it.
+// Time: about 105 s on a quiet machine (two homes, about 52 s each); 178 s measured on a busy one.
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { EXAMPLE_CREDENTIAL, exampleCredential, exampleFiles, loadExample, type ExampleWorkflow } from './workflows/examples';
 import { importWorkflows } from './workflows/imports';
@@ -94,6 +96,8 @@ describe.each(['default', 'new-api'] as const)('examples/ in a real n8n, the moc
 				'video-generate-and-wait.json',
 				'video-submit-now-resume-later.json',
 				'video-batch.json',
+				'image-to-video.json',
+				'form-upload-to-video.json',
 			]),
 		);
 	});
@@ -221,6 +225,38 @@ describe.each(['default', 'new-api'] as const)('examples/ in a real n8n, the moc
 			const bytes = await home.binaryFile(binary.id);
 			expect(bytes.subarray(4, 8)).toEqual(MP4_FTYP);
 			expect(sha256(bytes)).toBe(await mock.artifactSha256(taskId));
+			expect(submissionsIn(log)).toHaveLength(1);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		'image-to-video: the generated image\'s URL is the first frame; the service fetched exactly its bytes; the mp4 arrives',
+		async () => {
+			const { run, log } = await runExample('image-to-video.json');
+
+			expectSucceeded(run);
+			const [image] = nodeItems(run.json, 'Generate Image');
+			const imageUrl: string = image.json.url;
+			expect(imageUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/files\/images\/img_\w+\.png$/);
+			const imageBytes = await home.binaryFile(image.binary.data.id);
+			expect(imageBytes.subarray(0, 8)).toEqual(PNG_SIGNATURE);
+
+			const [video] = nodeItems(run.json, 'Generate Video');
+			expect(video.json).toMatchObject({
+				status: 'SUCCESS',
+				model: 'gk_1.5',
+				request: { model: 'gk_1.5', first_image: imageUrl, prompt: expect.stringMatching(/^A lighthouse on a cliff/) },
+			});
+			expect(video.json.binary_urls).toBeUndefined(); // a URL source: nothing signed by n8n
+			const taskId: string = video.json.task_id;
+			// The mock (on loopback) fetched the frame as a service would: the very bytes the Image node holds.
+			expect(await mock.fetchedMedia(taskId)).toEqual([
+				expect.objectContaining({ field: 'first_image', url: imageUrl, status: 200, sha256: sha256(imageBytes) }),
+			]);
+			const mp4 = await home.binaryFile(video.binary.data.id);
+			expect(mp4.subarray(4, 8)).toEqual(MP4_FTYP);
+			expect(sha256(mp4)).toBe(await mock.artifactSha256(taskId));
 			expect(submissionsIn(log)).toHaveLength(1);
 		},
 		RUN_TIMEOUT,
