@@ -12,7 +12,7 @@ import { replyJson } from './output';
 import type { Reply } from './output';
 import { sendPaidChatRequest } from './paidRequest';
 import type { StreamAssembler } from './stream/assembler';
-import { PARTIAL_CONTENT } from './stream/streamedRequest';
+import { PARTIAL_CONTENT } from '../shared/transport/streamErrors';
 
 /** What differs between the two chat operations; `runChatOperation` does the rest the same way for both. */
 export interface ChatOperation {

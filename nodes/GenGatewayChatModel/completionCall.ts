@@ -17,7 +17,7 @@ import { SseEventTooLargeError, SseParser } from '../shared/transport/sse';
 import type { SseEvent } from '../shared/transport/sse';
 import { credentialSecrets, gatewayJson, gatewayStream } from '../shared/transport/transport';
 import type { Readable } from '../shared/transport/transport';
-import { brokenStreamError, emptyAnswerError, serviceStreamError } from './streamErrors';
+import { brokenStreamError, emptyAnswerError, serviceStreamError } from '../shared/transport/streamErrors';
 import { finishReasonOf, toolCallsOf, usageOf } from './wireFormat';
 
 /**
@@ -28,6 +28,8 @@ import { finishReasonOf, toolCallsOf, usageOf } from './wireFormat';
  */
 
 const COMPLETIONS_PATH = '/v1/chat/completions';
+/** The Chat Model shows no error item: what arrived is only in the error's context. */
+const CALL = { path: COMPLETIONS_PATH };
 
 export interface CompletionSettings {
 	itemIndex: number;
@@ -243,7 +245,7 @@ export async function* streamChat(
 		if (!parser.done) for (const piece of take(parser.end())) if (piece) yield { type: 'text-delta', delta: piece };
 		if (!parser.done) {
 			if (timedOut()) throw new UnreadableEventError('the Timeout ran out');
-			throw brokenStreamError(node, COMPLETIONS_PATH, assembler.text(), 'the connection closed before data: [DONE]');
+			throw brokenStreamError(node, CALL, assembler.text(), 'the connection closed before data: [DONE]');
 		}
 		yield* closingChunks(assembler.result());
 	} catch (error) {
@@ -261,21 +263,21 @@ function streamFailure(ctx: IExecuteFunctions, error: unknown, partial: string, 
 	const node = ctx.getNode();
 	const cancelled = ctx.getExecutionCancelSignal()?.aborted === true;
 	if (silent && !cancelled) {
-		return brokenStreamError(node, COMPLETIONS_PATH, partial,
+		return brokenStreamError(node, CALL, partial,
 			`nothing arrived for ${timeoutMs / 1000} s: the node's Timeout ran out`, TIMEOUT_ADVICE);
 	}
 	// The transport's errors (before the 200, or a 2xx `{"error": …}`) and ours are already what they must be.
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
-	if (error instanceof StreamEventError) return serviceStreamError(node, COMPLETIONS_PATH, partial, error.message);
+	if (error instanceof StreamEventError) return serviceStreamError(node, CALL, partial, error.message);
 	if (error instanceof SseEventTooLargeError) {
-		return brokenStreamError(node, COMPLETIONS_PATH, partial, `${error.message}; the connection was closed`,
+		return brokenStreamError(node, CALL, partial, `${error.message}; the connection was closed`,
 			'No service sends events this large: check the base URL of the credential and any proxy in between.');
 	}
-	if (error instanceof UnreadableEventError) return brokenStreamError(node, COMPLETIONS_PATH, partial, error.message);
+	if (error instanceof UnreadableEventError) return brokenStreamError(node, CALL, partial, error.message);
 	// Cancelled: whatever the aborted read failed with goes on unchanged (see asNodeError).
 	if (cancelled) return asNodeError(ctx, error);
 	const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
 	const reason = typeof code === 'string' && code ? `connection error ${code}` :
 		typeof message === 'string' && message ? message : 'the connection failed';
-	return brokenStreamError(node, COMPLETIONS_PATH, partial, reason);
+	return brokenStreamError(node, CALL, partial, reason);
 }

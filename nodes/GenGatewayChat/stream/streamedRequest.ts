@@ -1,11 +1,13 @@
 import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { asNodeError, OUTCOME_UNKNOWN, redact } from '../../shared/transport/errors';
+import { asNodeError, redact } from '../../shared/transport/errors';
 import { idleWatch } from '../../shared/transport/idleWatch';
 import type { IdleWatch } from '../../shared/transport/idleWatch';
 import { redactDeep } from '../../shared/transport/redaction';
 import { consumeSse, SseEventTooLargeError, STOP } from '../../shared/transport/sse';
+import { brokenStreamError as brokenStream, serviceStreamError as serviceStream } from '../../shared/transport/streamErrors';
+import type { BrokenCall } from '../../shared/transport/streamErrors';
 import { TIMEOUT_ADVICE } from '../../shared/descriptions/timeoutOption';
 import { credentialSecrets, gatewayStream } from '../../shared/transport/transport';
 import type { Readable } from '../../shared/transport/transport';
@@ -21,9 +23,6 @@ import type { StreamAssembler } from './assembler';
  * so every error from then on (a broken stream, an error event, `response.failed`) marks the call as paid and the
  * submission guard never sends it again.
  */
-
-/** Where an error item keeps the text that arrived before a stream broke. */
-export const PARTIAL_CONTENT = 'partialContent';
 
 class UnreadableEventError extends Error {}
 
@@ -51,36 +50,19 @@ interface StreamRequest extends StreamPlan {
 	timeoutMs: number;
 }
 
-/**
- * NodeApiError swaps a message that mentions a common error code (ECONNRESET, …) for a generic sentence; ours says
- * more, so it is set back.
- */
-function withPartial(error: NodeApiError, message: string, partial: string): NodeApiError {
-	error.message = message;
-	error.context[PARTIAL_CONTENT] = partial;
-	// A started answer is paid: the guard (shared/run/submissionGuard.ts) refuses to send it again.
-	error.context[OUTCOME_UNKNOWN] = true;
-	return error;
-}
+const KEPT_NOTE =
+	'The text received so far is kept in the error item ("partialContent") when the node continues on fail.';
+
+const call = (request: { path: string; itemIndex: number }): BrokenCall => ({ ...request, keptNote: KEPT_NOTE });
 
 function brokenStreamError(
 	ctx: IExecuteFunctions,
 	request: { path: string; itemIndex: number },
 	partial: string,
 	reason: string,
-	advice = 'Check the network and any proxy that may cut long-lived connections before running it again.',
+	advice?: string,
 ): NodeApiError {
-	const message = `The stream of POST ${request.path} broke before it was complete (${reason}): the output is ` +
-		`incomplete, ${partial.length} characters arrived. The upstream generation may not have been cancelled (it may ` +
-		`still run and be charged), so the request was not resent.`;
-	const description = `A broken stream does not prove that the service stopped working on the request. The text ` +
-		`received so far is kept in the error item ("partialContent") when the node continues on fail. ${advice}`;
-	const error = new NodeApiError(
-		ctx.getNode(),
-		{ message, code: 'STREAM_BROKEN' },
-		{ message, description, itemIndex: request.itemIndex },
-	);
-	return withPartial(error, message, partial);
+	return brokenStream(ctx.getNode(), call(request), partial, reason, advice);
 }
 
 async function serviceStreamError(
@@ -89,21 +71,7 @@ async function serviceStreamError(
 	partial: string,
 	serviceMessage: string,
 ): Promise<NodeApiError> {
-	const safe = redact(serviceMessage, await credentialSecrets(ctx));
-	const message = `POST ${request.path} failed while streaming: ${safe}`;
-	const error = new NodeApiError(
-		ctx.getNode(),
-		{ message: safe, code: 'STREAM_ERROR' },
-		{
-			message,
-			description: `The service reported an error after it had begun to answer; the output is incomplete ` +
-				`(${partial.length} characters arrived, kept in "partialContent" when the node continues on fail). ` +
-				`The generation ran and may be charged, so the call counts as paid and was not resent (Retry On Fail ` +
-				`does not send it again either).`,
-			itemIndex: request.itemIndex,
-		},
-	);
-	return withPartial(error, message, partial);
+	return serviceStream(ctx.getNode(), call(request), partial, redact(serviceMessage, await credentialSecrets(ctx)));
 }
 
 function reasonOf(error: unknown): string {
