@@ -3,8 +3,8 @@
 // posted to the workflow's production form becomes the video's first frame by binary. n8n signs a URL for the uploaded
 // file (`/rest/binary-data/signed?token=…`, valid for the node's Max Wait), the mock service (on loopback, as its own
 // process) fetches that URL at submission as a real service would and fails the task when it cannot, and the test
-// compares what it fetched with the uploaded bytes. Once the execution has ended the link answers 404: n8n moves a
-// file that came with a webhook's request from its temporary name when the execution ends. The other example of the chain (image-to-video.json: a generated
+// compares what it fetched with the uploaded bytes. The link still serves them after the execution ended (n8n renames
+// a webhook's upload then; the node signed a copy). The other example of the chain (image-to-video.json: a generated
 // image's own URL) needs no server: examples.e2e.test.ts runs it.
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { deterministicPng } from '../mock/media';
@@ -119,7 +119,7 @@ describe('examples/form-upload-to-video.json in a real n8n: an uploaded picture 
 				},
 			]);
 			const signed: string = video.json.binary_urls[0].url;
-			// n8n's own address (WEBHOOK_URL / N8N_EDITOR_BASE_URL), and the very URL the service was sent.
+			// n8n's own address (its webhook base URL: WEBHOOK_URL), and the very URL the service was sent.
 			expect(signed.startsWith(`${server.url}/rest/binary-data/signed?token=`)).toBe(true);
 			expect(video.json.request.first_image).toBe(signed);
 			// Valid for Max Wait, not longer: the token's own lifetime, and the time the item reports.
@@ -136,9 +136,12 @@ describe('examples/form-upload-to-video.json in a real n8n: an uploaded picture 
 			expect(sha256(mp4)).toBe(await mock.artifactSha256(taskId));
 			expect(submissionsIn(await mock.log())).toHaveLength(1);
 			// n8n keeps a file that came with a webhook's request (a form upload) under a temporary name until the
-			// execution ends, then renames it: the link dies with the execution (docs/nodes.md says to keep waiting on).
+			// execution ends, then renames it (a link to it would answer 404 from then on). The node signed a copy in the
+			// execution's own binary data: the link still serves the picture after the run, for the rest of Max Wait.
 			expect(uploaded.binary.Picture.id).toMatch(new RegExp(`/executions/${execution.id}/`));
-			expect((await fetch(signed)).status).toBe(404);
+			const after = await fetch(signed);
+			expect(after.status).toBe(200);
+			expect(sha256(Buffer.from(await after.arrayBuffer()))).toBe(sha256(png));
 			expect(home.findSecret(apiKey)).toEqual([]);
 		},
 		RUN_TIMEOUT,

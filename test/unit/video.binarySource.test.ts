@@ -8,6 +8,7 @@ import { mediaTypeOf } from '../../nodes/GenGatewayVideo/media/mediaKinds';
 import type { MediaKind } from '../../nodes/GenGatewayVideo/media/mediaKinds';
 import { guardIdentity } from '../../nodes/GenGatewayVideo/media/signedUrls';
 import type { CheckedBinary } from '../../nodes/GenGatewayVideo/media/binarySources';
+import { isTemporaryUpload } from '../../nodes/GenGatewayVideo/media/servedCopy';
 import type { IssuedUrl } from '../../nodes/GenGatewayVideo/media/signedUrls';
 import { InvalidVideoRequest, parseBinaryFieldNames } from '../../nodes/GenGatewayVideo/model/fieldParsers';
 import { VIDEO_MODELS, videoModelOf } from '../../nodes/GenGatewayVideo/model/matrix';
@@ -180,8 +181,9 @@ describe('mediaTypeOf: the kind of a frame or reference, by its bytes', () => {
 describe('guardIdentity: the submission guard knows a binary by its id, not by its signed URL', () => {
 	const binary = (id: string) => ({ id, data: '', mimeType: 'image/png' });
 	const checked: CheckedBinary[] = [
-		{ parameter: 'firstImage', binaryField: 'data', binary: binary('fs:a'), mimeType: 'image/png', bytes: 9 },
-		{ parameter: 'referenceImages', binaryField: 'r', binary: binary('fs:b'), mimeType: 'image/png', bytes: 9 },
+		// A webhook's upload is served from a copy made on each try (servedCopy.ts): still known by the original's id.
+		{ parameter: 'firstImage', binaryField: 'data', binary: binary('fs:a'), served: binary('fs:copy'), mimeType: 'image/png', bytes: 9 },
+		{ parameter: 'referenceImages', binaryField: 'r', binary: binary('fs:b'), served: binary('fs:b'), mimeType: 'image/png', bytes: 9 },
 	];
 	const issued = (token: string): IssuedUrl[] =>
 		checked.map((entry, index) => ({
@@ -225,5 +227,17 @@ describe('countAtMost: an input binary counted up to a limit, nothing kept', () 
 		expect(await countAtMost(stream(3, 4), 7)).toBe(7);
 		expect(await countAtMost(stream(3, 5), 7)).toBeUndefined();
 		expect(await countAtMost(stream(), 7)).toBe(0);
+	});
+});
+
+describe('isTemporaryUpload: a webhook upload n8n renames when the run ends (its link would die then)', () => {
+	it.each([
+		['filesystem-v2:workflows/wf1/executions/temp/binary_data/0b5f', true],
+		['database:workflows/wf1/executions/temp/binary_data/0b5f', true],
+		['filesystem-v2:workflows/wf1/executions/42/binary_data/0b5f', false],
+		['filesystem:42_0b5f', false],
+		['filesystem-v2:workflows/temporary/executions/42/binary_data/temp', false],
+	])('%s → %s', (id, temporary) => {
+		expect(isTemporaryUpload(id)).toBe(temporary);
 	});
 });

@@ -9,6 +9,7 @@ import { InvalidVideoRequest } from '../model/fieldParsers';
 import type { VideoModelCapabilities } from '../model/matrix';
 import type { BinarySource } from '../model/parameters';
 import { MAX_MEDIA_MB, maxMediaBytes, mediaTypeOf } from './mediaKinds';
+import { servedBinary } from './servedCopy';
 
 /**
  * The binary fields of an item that a frame or reference list comes from, checked before anything is paid: the field
@@ -33,6 +34,8 @@ export interface CheckedBinary {
 	parameter: string;
 	binaryField: string;
 	binary: IBinaryData;
+	/** What the signed URL serves: the binary, or a copy of a webhook's temporary upload (servedCopy.ts). */
+	served: IBinaryData;
 	mimeType: string;
 	bytes: number;
 }
@@ -53,7 +56,7 @@ async function checkOne(
 	model: VideoModelCapabilities,
 	source: BinarySource,
 	name: string,
-): Promise<CheckedBinary> {
+): Promise<Omit<CheckedBinary, 'served'>> {
 	const { spec } = source;
 	const { kind } = spec.media;
 	const parameter = binaryFieldParameter(spec);
@@ -101,7 +104,10 @@ export async function checkBinarySources(
 ): Promise<CheckedBinary[]> {
 	const checked: CheckedBinary[] = [];
 	for (const source of sources) {
-		for (const name of source.names) checked.push(await checkOne(ctx, itemIndex, model, source, name));
+		for (const name of source.names) {
+			const entry = await checkOne(ctx, itemIndex, model, source, name);
+			checked.push({ ...entry, served: await servedBinary(ctx, entry.binary, entry.mimeType) });
+		}
 	}
 	return checked;
 }

@@ -41,7 +41,7 @@ function expiryOf(url: string, seconds: number, issuedAt: number): string {
 export function issueSignedUrls(ctx: IExecuteFunctions, checked: CheckedBinary[], seconds: number): IssuedUrl[] {
 	return checked.map((entry) => {
 		const issuedAt = Date.now();
-		const url = ctx.helpers.createBinarySignedUrl(entry.binary, `${seconds}s`);
+		const url = ctx.helpers.createBinarySignedUrl(entry.served, `${seconds}s`);
 		return {
 			parameter: entry.parameter,
 			binary_field: entry.binaryField,
