@@ -32,6 +32,8 @@ describe('examples/', () => {
 				'video-batch.json',
 				'video-long-task-durable-wait.json',
 				'ai-agent-video-tool.json',
+				'image-to-video.json',
+				'form-upload-to-video.json',
 			]),
 		);
 	});
