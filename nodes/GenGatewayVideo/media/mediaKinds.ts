@@ -1,4 +1,4 @@
-import { describeBytes, detectMediaType, looksLikeText } from '../../shared/binary/binary';
+import { ascii, describeBytes, detectMediaType, looksLikeText } from '../../shared/binary/binary';
 import { imageTypeOf, MAX_IMAGE_MB } from '../../shared/binary/imageBytes';
 
 /**
@@ -16,7 +16,8 @@ export const MAX_MEDIA_MB: Readonly<Record<MediaKind, number>> = { image: MAX_IM
 
 export const maxMediaBytes = (kind: MediaKind) => MAX_MEDIA_MB[kind] * 1024 * 1024;
 
-const ascii = (bytes: Buffer, start: number, end: number) => bytes.subarray(start, end).toString('latin1');
+/** The EBML header every Matroska/WebM file starts with (video or sound alike). */
+const EBML_MAGIC = 0x1a45dfa3;
 
 /** ISO base media (`ftyp`) brands that hold only sound. */
 const AUDIO_BRANDS = new Set(['M4A ', 'M4B ', 'M4P ', 'F4A ', 'F4B ']);
@@ -27,7 +28,7 @@ function videoType(head: Buffer): string | undefined {
 	if (detected?.mimeType.startsWith('video/')) {
 		return AUDIO_BRANDS.has(ascii(head, 8, 12)) ? undefined : detected.mimeType;
 	}
-	if (head.length >= 4 && head.readUInt32BE(0) === 0x1a45dfa3) return 'video/webm';
+	if (head.length >= 4 && head.readUInt32BE(0) === EBML_MAGIC) return 'video/webm';
 	if (head.length >= 12 && ascii(head, 0, 4) === 'RIFF' && ascii(head, 8, 12) === 'AVI ') return 'video/x-msvideo';
 	return undefined;
 }
@@ -43,7 +44,7 @@ function audioType(head: Buffer): string | undefined {
 	if (head.length >= 4 && ascii(head, 0, 4) === 'OggS') return 'audio/ogg';
 	if (head.length >= 4 && ascii(head, 0, 4) === 'fLaC') return 'audio/flac';
 	if (head.length >= 12 && ascii(head, 4, 8) === 'ftyp' && AUDIO_BRANDS.has(ascii(head, 8, 12))) return 'audio/mp4';
-	if (head.length >= 4 && head.readUInt32BE(0) === 0x1a45dfa3) return 'audio/webm';
+	if (head.length >= 4 && head.readUInt32BE(0) === EBML_MAGIC) return 'audio/webm';
 	return undefined;
 }
 

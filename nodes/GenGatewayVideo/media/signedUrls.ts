@@ -23,19 +23,12 @@ export interface IssuedUrl extends IDataObject {
 	expires_at: string;
 }
 
-/** When the token expires: its own `exp` claim, or (a token of another shape) the lifetime from now. */
-function expiryOf(url: string, seconds: number, issuedAt: number): string {
-	try {
-		const token = new URL(url).searchParams.get('token') ?? '';
-		const { exp } = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as {
-			exp?: unknown;
-		};
-		if (typeof exp === 'number' && Number.isFinite(exp)) return new Date(exp * 1000).toISOString();
-	} catch {
-		// Not a JWT: the lifetime asked for below.
-	}
-	return new Date(issuedAt + seconds * 1000).toISOString();
-}
+/**
+ * When a token signed at `issuedAt` for `seconds` expires: n8n's JWT counts from the whole second it was signed in
+ * (`iat`), so this is its `exp`, or a second earlier should the clock tick between the two readings.
+ */
+const expiryOf = (seconds: number, issuedAt: number) =>
+	new Date(Math.floor(issuedAt / 1000) * 1000 + seconds * 1000).toISOString();
 
 /** A signed URL per checked binary, valid for `seconds`. */
 export function issueSignedUrls(ctx: IExecuteFunctions, checked: CheckedBinary[], seconds: number): IssuedUrl[] {
@@ -49,7 +42,7 @@ export function issueSignedUrls(ctx: IExecuteFunctions, checked: CheckedBinary[]
 			mime_type: entry.mimeType,
 			bytes: entry.bytes,
 			url,
-			expires_at: expiryOf(url, seconds, issuedAt),
+			expires_at: expiryOf(seconds, issuedAt),
 		};
 	});
 }

@@ -19,7 +19,8 @@ interface MediaType {
 /** Bytes needed to recognise every type below (an SVG's root element may follow an XML prolog and comments). */
 export const SNIFF_BYTES = 512;
 
-const ascii = (bytes: Uint8Array, start: number, end: number) =>
+/** Bytes `start`…`end` as text, one character a byte (for magic numbers). */
+export const ascii = (bytes: Uint8Array, start: number, end: number) =>
 	String.fromCharCode(...Array.from(bytes.subarray(start, end)));
 
 /** ISO base media files (mp4 and kin) name their brand right after `ftyp`; a few brands are still images. */
