@@ -16,7 +16,7 @@ import type { LogEntry } from '../mock/types';
 import { durableWebhookWorkflow } from './workflows/durableWorkflow';
 import { exampleCredential, type ExampleWorkflow } from './workflows/examples';
 import { readExecution, waitForExecutions, waitForWebhook, type ExecutionSummary } from './workflows/executions';
-import { importWorkflows } from './workflows/imports';
+import { activateWorkflows, importWorkflows } from './workflows/imports';
 import { SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
 import { createN8nHome, randomId, type N8nHome, type N8nServer } from './n8n';
 import { killGroup } from './support/process';
@@ -53,8 +53,7 @@ describe('durable wait in a real n8n: Generate → Wait 70 s → Check, across a
 		workflow = durableWebhookWorkflow({ id: 'ggDurableE2e0001', webhookPath: WEBHOOK_PATH });
 		await importWorkflows(home, [workflow]);
 		// Active before the server starts: the production webhook is registered at start-up.
-		const activation = await home.cli(['update:workflow', `--id=${workflow.id}`, '--active=true']);
-		if (activation.exitCode !== 0) throw new Error(`n8n update:workflow failed:\n${activation.stdout}\n${activation.stderr}`);
+		await activateWorkflows(home, [workflow.id]);
 	}, SETUP_TIMEOUT);
 
 	afterAll(async () => {

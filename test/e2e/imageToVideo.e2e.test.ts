@@ -11,7 +11,7 @@ import { deterministicPng } from '../mock/media';
 import { timed } from '../timing/phases';
 import { exampleCredential, loadExample, type ExampleWorkflow } from './workflows/examples';
 import { readExecution, waitForExecutions } from './workflows/executions';
-import { importWorkflows } from './workflows/imports';
+import { activateWorkflows, importWorkflows } from './workflows/imports';
 import { RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
 import { createN8nHome, randomId, type N8nHome, type N8nServer } from './n8n';
 
@@ -60,8 +60,7 @@ describe('examples/form-upload-to-video.json in a real n8n: an uploaded picture 
 		workflow = loadExample(EXAMPLE);
 		await importWorkflows(home, [workflow]);
 		// Active before the server starts: the production form is registered at start-up.
-		const activation = await home.cli(['update:workflow', `--id=${workflow.id}`, '--active=true']);
-		if (activation.exitCode !== 0) throw new Error(`n8n update:workflow failed:\n${activation.stdout}\n${activation.stderr}`);
+		await activateWorkflows(home, [workflow.id]);
 	}, SETUP_TIMEOUT);
 
 	afterAll(async () => {

@@ -1,8 +1,6 @@
 import { Readable } from 'stream';
-import { NodeHelpers } from 'n8n-workflow';
-import type { INode, INodeParameters, INodeProperties } from 'n8n-workflow';
+import type { INodeParameters } from 'n8n-workflow';
 
-import { GenGatewayVideo } from '../../nodes/GenGatewayVideo/GenGatewayVideo.node';
 import { countAtMost } from '../../nodes/shared/binary/storedBinary';
 import { mediaTypeOf } from '../../nodes/GenGatewayVideo/media/mediaKinds';
 import type { MediaKind } from '../../nodes/GenGatewayVideo/media/mediaKinds';
@@ -13,29 +11,13 @@ import type { IssuedUrl } from '../../nodes/GenGatewayVideo/media/signedUrls';
 import { InvalidVideoRequest, parseBinaryFieldNames } from '../../nodes/GenGatewayVideo/model/fieldParsers';
 import { VIDEO_MODELS, videoModelOf } from '../../nodes/GenGatewayVideo/model/matrix';
 import type { VideoModelCapabilities } from '../../nodes/GenGatewayVideo/model/matrix';
+import { displayed, videoDescription as description } from '../support/videoEditor';
 
 /**
  * Issue 32: frames and references from binary fields. The editor's new parameters (`${N}Source`, `${N}BinaryField`)
  * are derived from the one field spec and shown, per model, exactly for the media fields of its matrix row; the
  * parsers of binary field names and the byte sniffing of each kind; the submission guard's stable identity.
  */
-const description = new GenGatewayVideo().description;
-const node: INode = {
-	id: 'video',
-	name: 'Gen Gateway Video',
-	type: 'n8n-nodes-gen-gateway.genGatewayVideo',
-	typeVersion: 1,
-	position: [0, 0],
-	parameters: {},
-};
-
-function displayed(values: INodeParameters): { parameters: INodeParameters; properties: INodeProperties[] } {
-	const parameters = NodeHelpers.getNodeParameters(description.properties, values, true, false, node, description)!;
-	const properties = description.properties.filter((property) =>
-		NodeHelpers.displayParameter(parameters, property, node, description),
-	);
-	return { parameters, properties };
-}
 
 /** Written from the matrix's meaning: the media fields a model takes, with how many files each. */
 function mediaFields(model: VideoModelCapabilities): Array<[string, number]> {

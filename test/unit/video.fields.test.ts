@@ -1,7 +1,4 @@
-import { NodeHelpers } from 'n8n-workflow';
-import type { INode, INodeParameters, INodeProperties } from 'n8n-workflow';
-
-import { GenGatewayVideo } from '../../nodes/GenGatewayVideo/GenGatewayVideo.node';
+import { displayed, videoDescription as description } from '../support/videoEditor';
 import { VIDEO_MODELS } from '../../nodes/GenGatewayVideo/model/matrix';
 import type { VideoModelCapabilities } from '../../nodes/GenGatewayVideo/model/matrix';
 
@@ -9,24 +6,6 @@ import type { VideoModelCapabilities } from '../../nodes/GenGatewayVideo/model/m
  * What the editor shows for each model, computed with n8n-workflow's own display logic (the code the editor and the
  * engine use), compared with the matrix row by row.
  */
-const description = new GenGatewayVideo().description;
-const node: INode = {
-	id: 'video',
-	name: 'Gen Gateway Video',
-	type: 'n8n-nodes-gen-gateway.genGatewayVideo',
-	typeVersion: 1,
-	position: [0, 0],
-	parameters: {},
-};
-
-/** The parameters n8n resolves for a node with these values set, and the properties it displays. */
-function displayed(values: INodeParameters): { parameters: INodeParameters; properties: INodeProperties[] } {
-	const parameters = NodeHelpers.getNodeParameters(description.properties, values, true, false, node, description)!;
-	const properties = description.properties.filter((property) =>
-		NodeHelpers.displayParameter(parameters, property, node, description),
-	);
-	return { parameters, properties };
-}
 
 const MODEL_FIELDS = [
 	'duration',

@@ -10,6 +10,7 @@ import * as path from 'path';
 import { timed } from '../../timing/phases';
 import { createN8nHome, freePort, randomId, type N8nHome, type N8nServer } from '../n8n';
 import { startService, tail, type ServiceProcess } from './process';
+import { activateWorkflows } from '../workflows/imports';
 import { ensureQueueServices, startPostgres, startRedis, type PostgresServer, type RedisServer } from './services';
 import { videoWebhookWorkflow, WEBHOOK_PATH } from './workflow';
 
@@ -194,10 +195,7 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 			videoWebhookWorkflow(credential),
 			...(options.extraWorkflows?.(credential) ?? []),
 		]);
-		for (const id of [workflowId, ...extraIds]) {
-			const activation = await mainHome.cli(['update:workflow', `--id=${id}`, '--active=true']);
-			if (activation.exitCode !== 0) throw new Error(`n8n update:workflow failed:\n${tail(activation.stdout + activation.stderr)}`);
-		}
+		await activateWorkflows(mainHome, [workflowId, ...extraIds]);
 
 		const [firstWorker, main] = await startTogether(n8nProcesses, [
 			startWorker(workerHome, readyTimeoutMs, options.workerConcurrency),

@@ -25,3 +25,16 @@ export async function importWorkflows(home: N8nHome, workflows: Array<Record<str
 	}
 	return prepared.map((workflow) => workflow.id);
 }
+
+/**
+ * Activates the workflows (one CLI call each), before the server starts: n8n registers production webhooks and forms
+ * at start-up.
+ */
+export async function activateWorkflows(home: Pick<N8nHome, 'cli'>, ids: string[]): Promise<void> {
+	for (const id of ids) {
+		const activation = await home.cli(['update:workflow', `--id=${id}`, '--active=true']);
+		if (activation.exitCode !== 0) {
+			throw new Error(`n8n update:workflow --id=${id} failed:\n${activation.stdout}\n${activation.stderr}`);
+		}
+	}
+}
