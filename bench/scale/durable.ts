@@ -44,7 +44,7 @@ export type Node = Record<string, unknown> & { name: string };
 export function checkLoopWorkflow(
 	name: string,
 	head: Node[],
-	options: { prompt: string; waitSeconds: number; credential: { id: string; name: string } },
+	options: { prompt: string; waitSeconds: number; credential: { id: string; name: string }; submitOptions?: Record<string, unknown> },
 ): Record<string, unknown> {
 	const credentials = { genGatewayApi: options.credential };
 	const nodes: Node[] = [
@@ -53,7 +53,13 @@ export function checkLoopWorkflow(
 			name: 'Submit Video',
 			type: nodeType('genGatewayVideo'),
 			typeVersion: 1,
-			parameters: { operation: 'generate', model: 'gk_1.5', prompt: options.prompt, waitForCompletion: false },
+			parameters: {
+				operation: 'generate',
+				model: 'gk_1.5',
+				prompt: options.prompt,
+				waitForCompletion: false,
+				...(options.submitOptions ? { options: options.submitOptions } : {}),
+			},
 			credentials,
 		},
 		{

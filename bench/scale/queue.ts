@@ -1,15 +1,20 @@
 // Case 2, queue mode: Redis, PostgreSQL, a main and two workers (`n8n worker --concurrency=5`; test/e2e/queue's
 // cluster plus a second worker from the same home), E executions × M prompts of the durable wait (Webhook → Split Out
 // → Submit Video → Wait → Check Video loop). One worker is SIGKILLed while submissions run, the main is restarted
-// once while the executions wait. Every prompt should be submitted once (0 duplicates at the mock) and every task
-// created delivered (0 lost task_ids).
-import { freePort, type N8nServer } from '../../test/e2e/n8n';
+// once while the executions wait, and the first worker is SIGKILLed while it checks (issue 30). With the task ledger
+// (Submit Video's Options → Task Ledger, an n8n Data Table; SCALE_QUEUE_LEDGER=off runs without it), every execution
+// that ended `error` or `crashed` is then retried through n8n's REST API as the editor's Retry button does. Every
+// prompt should be submitted once (0 duplicates at the mock) and every task created delivered (0 lost task_ids).
+import { freePort, nodeType, type N8nServer } from '../../test/e2e/n8n';
 import { startQueueCluster } from '../../test/e2e/queue/cluster';
+import type { PostgresServer } from '../../test/e2e/queue/services';
 import { startService, type ServiceProcess } from '../../test/e2e/queue/process';
 import type { MockClient } from '../../test/mock/process';
 import type { ScaleConfig } from './config';
 import { countRequests, setRateLimit, type Log, type RequestCounts } from './common';
 import { checkLoopWorkflow, webhookNode } from './durable';
+import { chainConnections, workflowOf } from '../workflows';
+import { createLedgerTable, ledgerRows } from '../../test/e2e/workflows/ledgerTable';
 
 const WEBHOOK_PATH = 'scale-queue-durable';
 
@@ -27,24 +32,81 @@ export interface QueueRun {
 	wallSeconds: number;
 	killedWorkerAtSeconds: number;
 	restartedMainAtSeconds: number;
+	/** The other worker SIGKILLed (and a new one started) while it ran Check: seconds from the start. */
+	killedCheckingWorkerAtSeconds: number;
+	/** Submit Video recorded its tasks in a task ledger (Options → Task Ledger). */
+	ledger: boolean;
+	/** Executions that ended `error` or `crashed` and were retried (REST, as the editor's Retry). */
+	retried: number;
+	/** Tasks the one Recover run after the retries handed to Wait for Completion. */
+	recovered: number;
+	/** Ledger rows by state at the end (ledger on): `sending` rows are submissions with an unknown outcome. */
+	ledgerStates: Record<string, number>;
+	/** Executions n8n created in all, the ledger's sub-workflow runs included (PostgreSQL's execution id sequence). */
+	executionsCreated: number;
+	/** PostgreSQL transactions committed during the run (pg_stat_database.xact_commit), all of n8n's. */
+	databaseCommits: number;
 	n8nVersion: string;
 	/** The environment added to the main and both workers (n8n 1.x: QUEUE_WORKER_MAX_STALLED_COUNT=0). */
 	env: Record<string, string>;
 }
 
-function queueWorkflow(credential: { id: string; name: string }, waitSeconds: number): Record<string, unknown> {
+function queueWorkflow(credential: { id: string; name: string }, waitSeconds: number, ledger: boolean): Record<string, unknown> {
 	const split = { name: 'One Item per Prompt', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'body.prompts', options: {} } };
 	return checkLoopWorkflow('Scale: queue mode durable batch', [webhookNode(WEBHOOK_PATH), split], {
 		prompt: '={{ $json["body.prompts"] ?? $json.prompt }}',
 		waitSeconds,
 		credential,
+		...(ledger ? { submitOptions: { taskLedger: "={{ $('Webhook').first().json.body.ledger }}" } } : {}),
 	});
 }
 
-async function executionsOf(server: N8nServer, cookie: string, workflowId: string): Promise<Array<{ id: string; status: string }>> {
-	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
-	const response = await server.rest('GET', `/rest/executions?filter=${filter}&limit=100`, { cookie });
-	return (response.body?.data?.results ?? []).map((entry: { id: string; status: string }) => ({ id: String(entry.id), status: entry.status }));
+const RECOVER_PATH = 'scale-queue-recover';
+
+/** After the retries, what the docs tell a user to do once: Recover → Wait for Completion (downloads each video). */
+function recoverWorkflow(credential: { id: string; name: string }): Record<string, unknown> {
+	const credentials = { genGatewayApi: credential };
+	const nodes = [
+		webhookNode(RECOVER_PATH),
+		{
+			name: 'Recover',
+			type: nodeType('genGatewayVideo'),
+			typeVersion: 1,
+			parameters: { operation: 'recover', taskLedger: '={{ $json.body.ledger }}', workflowId: '={{ $json.body.workflow }}' },
+			credentials,
+		},
+		{
+			name: 'Wait for Completion',
+			type: nodeType('genGatewayVideo'),
+			typeVersion: 1,
+			parameters: { operation: 'waitForCompletion', taskId: '={{ $json.task_id }}', options: { pollInterval: 5 } },
+			credentials,
+		},
+	];
+	return workflowOf('Scale: Recover after the crash', nodes, chainConnections(nodes));
+}
+
+const FINISHED = ['success', 'error', 'crashed', 'canceled'];
+
+/** Whether SCALE_QUEUE_LEDGER asks for the ledger (default on). */
+export function queueLedger(env: NodeJS.ProcessEnv = process.env): boolean {
+	const value = env.SCALE_QUEUE_LEDGER ?? 'on';
+	if (!['on', 'off', 'both'].includes(value)) throw new Error(`SCALE_QUEUE_LEDGER: on, off or both, not ${value}`);
+	return value !== 'off';
+}
+
+/**
+ * The workflow's executions, read in PostgreSQL (n8n's REST list pages at most 100 at a time, by cursor). Not the
+ * task ledger's sub-workflow runs (mode `integrated`, the workflow's id), nor what n8n deleted.
+ */
+async function executionsOf(postgres: PostgresServer, workflowId: string): Promise<Array<{ id: string; status: string }>> {
+	const rows = await postgres.query(
+		`select id, status from execution_entity where "workflowId" = '${workflowId}' and mode <> 'integrated' and "deletedAt" is null order by id`,
+	);
+	return rows.split('\n').filter(Boolean).map((line) => {
+		const [id, status] = line.split('|');
+		return { id, status };
+	});
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -54,18 +116,22 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * default (1) re-runs a killed worker's job from its last saved state, a paid submission included; 2.x has no such
  * setting and never re-runs a stalled job.
  */
-export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, env: Record<string, string> = {}): Promise<QueueRun> {
+export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, env: Record<string, string> = {}, ledger = queueLedger()): Promise<QueueRun> {
 	const { executions, itemsPerExecution, taskSeconds, rateLimit, concurrency } = config.queue;
 	let workflowId = '';
+	let recoverId = '';
 	const cluster = await startQueueCluster({
 		baseUrl: mock.url,
 		apiKey: mock.apiKey,
 		workerConcurrency: concurrency,
-		env,
+		// The leader marks executions whose job died `crashed` every minute (default 180), so they can be retried.
+		env: { N8N_EXECUTIONS_QUEUE_RECOVERY_INTERVAL: '1', ...env },
 		extraWorkflows: (credential) => {
-			const workflow = queueWorkflow(credential, 70);
+			const workflow = queueWorkflow(credential, 70, ledger);
 			workflowId = String(workflow.id);
-			return [workflow];
+			const recover = recoverWorkflow(credential);
+			recoverId = String(recover.id);
+			return [workflow, recover];
 		},
 	});
 	let second: ServiceProcess | undefined;
@@ -84,11 +150,15 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 		await mock.reset();
 		await setRateLimit(mock, rateLimit);
 		let cookie = await main.ownerSession();
+		const table = ledger ? await createLedgerTable(main, cookie, 'Scale task ledger') : undefined;
+		const sequence = async () => Number(await cluster.postgres.query('select last_value from execution_entity_id_seq'));
+		const commits = async () => Number(await cluster.postgres.query('select xact_commit from pg_stat_database where datname = current_database()'));
+		const [firstSequence, firstCommits] = [await sequence(), await commits()];
 		const started = Date.now();
-		log(`  queue (n8n ${cluster.mainHome.install.version}${Object.keys(env).length ? `, ${JSON.stringify(env)}` : ''}): ${executions} executions × ${itemsPerExecution} prompts × ${taskSeconds} s at ${rateLimit} req/s, 2 workers × ${concurrency} …`);
+		log(`  queue (n8n ${cluster.mainHome.install.version}${Object.keys(env).length ? `, ${JSON.stringify(env)}` : ''}, ledger ${ledger ? 'on' : 'off'}): ${executions} executions × ${itemsPerExecution} prompts × ${taskSeconds} s at ${rateLimit} req/s, 2 workers × ${concurrency} …`);
 		for (let e = 0; e < executions; e++) {
 			const prompts = Array.from({ length: itemsPerExecution }, (_, i) => `Queue ${e + 1}.${i + 1} [[queuedMs=0]] [[runMs=${taskSeconds * 1000}]] [[ttlMs=3600000]]`);
-			const answer = await fetch(`${main.url}/webhook/${WEBHOOK_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompts }) });
+			const answer = await fetch(`${main.url}/webhook/${WEBHOOK_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompts, ledger: table?.id }) });
 			if (answer.status !== 200) throw new Error(`bench:scale: queue webhook answered ${answer.status}`);
 		}
 		await sleep(Math.max(0, 20_000 - (Date.now() - started)));
@@ -102,28 +172,69 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 		restarted = await cluster.mainHome.startServer({ readyTimeoutMs: 180_000 });
 		main = restarted;
 		cookie = await main.ownerSession();
+		// Mid-check: the first status checks come a Wait (70 s) after the first submissions.
+		await sleep(Math.max(0, 100_000 - (Date.now() - started)));
+		const checkKilledAt = (Date.now() - started) / 1000;
+		log(`  queue: SIGKILL worker 1 while it checks, at ${checkKilledAt.toFixed(0)} s (a new one starts)`);
+		await cluster.restartWorker();
 		// Done when every execution has ended, or when none waits any more and the mock has seen nothing for 90 s (an
-		// execution whose worker was killed stays `running` or `new` in the database for ever: counted as such).
-		let list: Array<{ id: string; status: string }> = [];
-		const deadline = Date.now() + 25 * 60_000;
-		let seen = -1;
-		let quietSince = Date.now();
-		while (Date.now() < deadline) {
-			list = await executionsOf(main, cookie, workflowId);
-			if (list.length >= executions && list.every((entry) => ['success', 'error', 'crashed', 'canceled'].includes(entry.status))) break;
-			const requests = (await mock.log()).length;
-			if (requests !== seen) {
-				seen = requests;
-				quietSince = Date.now();
+		// execution whose worker was killed stays `running` or `new` in the database until n8n's leader marks it).
+		const settle = async (expected: number): Promise<Array<{ id: string; status: string }>> => {
+			let list: Array<{ id: string; status: string }> = [];
+			const deadline = Date.now() + 25 * 60_000;
+			let seen = -1;
+			let quietSince = Date.now();
+			while (Date.now() < deadline) {
+				list = await executionsOf(cluster.postgres, workflowId);
+				if (list.length >= expected && list.every((entry) => FINISHED.includes(entry.status))) break;
+				const requests = (await mock.log()).length;
+				if (requests !== seen) {
+					seen = requests;
+					quietSince = Date.now();
+				}
+				// A `new` execution whose job the killed worker had taken never starts: only `waiting` ones still count.
+				const pending = list.some((entry) => entry.status === 'waiting');
+				if (!pending && list.length >= expected && Date.now() - quietSince > 150_000) break;
+				await sleep(3000);
 			}
-			// A `new` execution whose job the killed worker had taken never starts: only `waiting` ones still count.
-			const pending = list.some((entry) => entry.status === 'waiting');
-			if (!pending && list.length >= executions && Date.now() - quietSince > 90_000) break;
-			await sleep(3000);
+			return list;
+		};
+		let list = await settle(executions);
+		// What a user does after a crash: Retry each failed or crashed execution (the retries run at once).
+		const failed = list.filter((entry) => entry.status === 'error' || entry.status === 'crashed');
+		if (ledger && failed.length > 0) {
+			log(`  queue: retrying ${failed.length} executions (${JSON.stringify(failed.map((entry) => entry.status))})`);
+			await Promise.all(failed.map((entry) => main.rest('POST', `/rest/executions/${entry.id}/retry`, { cookie, body: { loadWorkflow: false } })));
+			list = await settle(executions + failed.length);
+		}
+		// Then Recover once for the whole workflow: the tasks no run handed on, waited for and downloaded.
+		let recovered = 0;
+		if (ledger) {
+			const answer = await fetch(`${main.url}/webhook/${RECOVER_PATH}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ ledger: table?.id, workflow: workflowId }),
+			});
+			if (answer.status !== 200) throw new Error(`bench:scale: the Recover webhook answered ${answer.status}`);
+			const deadline = Date.now() + 20 * 60_000;
+			let runs: Array<{ id: string; status: string }> = [];
+			while (Date.now() < deadline) {
+				runs = await executionsOf(cluster.postgres, recoverId);
+				if (runs.length === 1 && FINISHED.includes(runs[0].status)) break;
+				await sleep(3000);
+			}
+			const data = (await main.rest('GET', `/rest/executions/${runs[0]?.id}`, { cookie })).body?.data;
+			const { unflatten } = await import('../../test/e2e/workflows/executions');
+			const runData = data ? unflatten(data.data).resultData.runData : {};
+			recovered = runData.Recover?.[0]?.data?.main?.[0]?.length ?? 0;
+			log(`  queue: Recover ${runs[0]?.status}: ${recovered} tasks, ${runData.Recover?.[0]?.data?.main?.[1]?.length ?? 0} unknown outcomes`);
 		}
 		const wallSeconds = (Date.now() - started) / 1000;
 		const statuses: Record<string, number> = {};
 		for (const entry of list) statuses[entry.status] = (statuses[entry.status] ?? 0) + 1;
+		const ledgerStates: Record<string, number> = {};
+		for (const row of table ? await ledgerRows(main, cookie, table) : []) ledgerStates[row.state] = (ledgerStates[row.state] ?? 0) + 1;
+		const [lastSequence, lastCommits] = [await sequence(), await commits()];
 		let nodeMs = 0;
 		for (const entry of list) {
 			const response = await main.rest('GET', `/rest/executions/${entry.id}`, { cookie });
@@ -149,12 +260,20 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 			wallSeconds,
 			killedWorkerAtSeconds: killedAt,
 			restartedMainAtSeconds: restartedAt,
+			killedCheckingWorkerAtSeconds: checkKilledAt,
+			ledger,
+			retried: ledger ? failed.length : 0,
+			recovered,
+			ledgerStates,
+			executionsCreated: lastSequence - firstSequence,
+			databaseCommits: lastCommits - firstCommits,
 			n8nVersion: cluster.mainHome.install.version,
 			env,
 		};
 		log(
 			`  queue: ${JSON.stringify(statuses)} in ${wallSeconds.toFixed(0)} s; ${run.exact}/${run.prompts} exact; ${run.counts.submissions} tasks created, ` +
-				`${run.counts.duplicatePrompts} prompts twice, ${run.lostTaskIds} lost; ${run.counts.limited}/${run.counts.requests} answered 429`,
+				`${run.counts.duplicatePrompts} prompts twice, ${run.lostTaskIds} lost; ${run.counts.limited}/${run.counts.requests} answered 429; ` +
+				`ledger ${JSON.stringify(ledgerStates)}, ${run.executionsCreated} executions created, ${run.databaseCommits} commits`,
 		);
 		return run;
 	} finally {

@@ -19,7 +19,7 @@ import { medianOf, runDownload, type DownloadRound } from './download';
 import { runDurable, type DurableRun } from './durable';
 import { runHttpLoop, type HttpLoopRun } from './httpLoop';
 import { runInProcessBatch, runMemory, type BatchRun } from './inprocess';
-import { runQueue, type QueueRun } from './queue';
+import { queueLedger, runQueue, type QueueRun } from './queue';
 import { renderScaleTable, SCALE_END, SCALE_START } from './render';
 
 const CASES = ['large', 'memory', 'durable', 'tight', 'http', 'download', 'queue'] as const;
@@ -45,6 +45,8 @@ interface Outcomes {
 	http?: HttpLoopRun;
 	download?: DownloadRound[];
 	queue?: QueueRun;
+	/** Case 2 without the task ledger (SCALE_QUEUE_LEDGER=both), for the ledger's cost and what it saves. */
+	queueOff?: QueueRun;
 	/** Case 2 on n8n 1.x (GEN_GATEWAY_E2E_N8N=1). */
 	queue1?: QueueRun;
 }
@@ -252,11 +254,26 @@ function figuresOf(config: ScaleConfig, o: Outcomes): ScaleFigure[] {
 			}),
 		);
 	}
-	for (const [prefix, q] of [['queue', o.queue], ['queue1', o.queue1]] as const) {
+	for (const [prefix, q] of [['queue', o.queue], ['queueOff', o.queueOff], ['queue1', o.queue1]] as const) {
 		if (!q) continue;
 		const settings = Object.entries(q.env).map(([key, value]) => `${key}=${value}`).join(', ');
 		const on = prefix === 'queue1' ? ` on n8n ${q.n8nVersion}${settings ? ` (${settings})` : ''}` : '';
-		const label = `Queue mode${on}, ${q.executions} executions × ${q.prompts / q.executions} prompts, worker killed at ${round(q.killedWorkerAtSeconds, 0)} s, main restarted at ${round(q.restartedMainAtSeconds, 0)} s`;
+		const kills = q.killedCheckingWorkerAtSeconds === undefined ? '' : `, the other killed mid-check at ${round(q.killedCheckingWorkerAtSeconds, 0)} s`;
+		const ledger = q.ledger
+			? `task ledger on, ${q.retried} crashed/failed executions retried, then one Recover (${q.recovered ?? 0} tasks)`
+			: 'task ledger off';
+		const label = `Queue mode${on}, ${q.executions} executions × ${q.prompts / q.executions} prompts, worker killed mid-submission at ${round(q.killedWorkerAtSeconds, 0)} s${kills}, main restarted at ${round(q.restartedMainAtSeconds, 0)} s; ${ledger}`;
+		if (q.ledger) {
+			out.push(
+				figure({ id: `${prefix}.unknownOutcome`, case: 2, label: `${label}: submissions with an unknown outcome (ledger rows \`sending\`, or \`reported\` by Recover)`, value: (q.ledgerStates.sending ?? 0) + (q.ledgerStates.reported ?? 0), unit: '', ideal: 0, how: 'Killed between the service\'s accept and the ledger write, or while the POST was in flight: never resent, listed by Recover.' }),
+			);
+		}
+		if (q.executionsCreated !== undefined) {
+			out.push(
+				figure({ id: `${prefix}.executionsPerTask`, case: 2, label: `${label}: n8n executions created per task (the ledger's sub-workflow runs included)`, value: round(q.executionsCreated / q.prompts, 2), unit: '', how: "PostgreSQL's execution id sequence, over the prompts." }),
+				figure({ id: `${prefix}.commitsPerTask`, case: 2, label: `${label}: database transactions per task (all of n8n's)`, value: round(q.databaseCommits / q.prompts, 1), unit: '', how: 'pg_stat_database.xact_commit over the run, over the prompts.' }),
+			);
+		}
 		out.push(
 			figure({ id: `${prefix}.duplicates`, case: 2, label: `${label}: prompts submitted twice`, value: q.counts.duplicatePrompts, unit: '', ideal: 0, target: { op: '<=', value: 0 }, how: 'Prompts with more than one task created at the mock.' }),
 			figure({ id: `${prefix}.lost`, case: 2, label: `${label}: task_ids created but never delivered (executions ${JSON.stringify(q.statuses)})`, value: q.lostTaskIds, unit: '', ideal: 0, target: { op: '<=', value: 0 }, how: 'Tasks created at the mock whose content was never served whole with its bytes.' }),
@@ -337,10 +354,20 @@ async function main(): Promise<void> {
 			outcomes.queue1 = await runQueue(config, mock, log, { QUEUE_WORKER_MAX_STALLED_COUNT: '0' });
 			stats.queue1 = await statsOf(mock);
 		} else if (has('queue')) {
-			const mock = await newMock(config.queue.rateLimit, 'queue');
-			outcomes.queue = await runQueue(config, mock, log);
-			n8nVersion ||= outcomes.queue.n8nVersion;
-			stats.queue = await statsOf(mock);
+			// SCALE_QUEUE_LEDGER: on (default), off, or both (the case twice: the ledger's cost and what it saves).
+			const both = process.env.SCALE_QUEUE_LEDGER === 'both';
+			if (both || queueLedger()) {
+				const mock = await newMock(config.queue.rateLimit, 'queue');
+				outcomes.queue = await runQueue(config, mock, log, {}, true);
+				n8nVersion ||= outcomes.queue.n8nVersion;
+				stats.queue = await statsOf(mock);
+			}
+			if (both || !queueLedger()) {
+				const mock = await newMock(config.queue.rateLimit, 'queueOff');
+				outcomes.queueOff = await runQueue(config, mock, log, {}, false);
+				n8nVersion ||= outcomes.queueOff.n8nVersion;
+				stats.queueOff = await statsOf(mock);
+			}
 		}
 		if (settled.some((result) => result.status === 'rejected')) throw new Error('bench:scale: a case failed (above)');
 	} finally {

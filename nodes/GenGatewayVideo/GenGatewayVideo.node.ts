@@ -8,6 +8,7 @@ import * as download from './actions/download.operation';
 import * as generate from './actions/generate.operation';
 import * as getStatus from './actions/getStatus.operation';
 import * as listArtifacts from './actions/listArtifacts.operation';
+import * as recover from './actions/recover.operation';
 import * as waitForCompletion from './actions/waitForCompletion.operation';
 
 const OPERATIONS: Operations = {
@@ -16,6 +17,7 @@ const OPERATIONS: Operations = {
 	generate: generate.operation,
 	getStatus: getStatus.operation,
 	listArtifacts: listArtifacts.operation,
+	recover: recover.operation,
 	waitForCompletion: waitForCompletion.operation,
 };
 
@@ -29,14 +31,15 @@ export class GenGatewayVideo implements INodeType {
 		// The operation's display name, not its value (Generate also names the model); one literal, as n8n's lint rule
 		// wants it. test/unit/video.subtitle.test.ts evaluates it for every option below.
 		subtitle:
-			'={{ $parameter["operation"] === "generate" ? "Generate: " + $parameter["model"] : $parameter["operation"] === "check" ? "Check" : $parameter["operation"] === "download" ? "Download" : $parameter["operation"] === "getStatus" ? "Get Status" : $parameter["operation"] === "listArtifacts" ? "List Artifacts" : $parameter["operation"] === "waitForCompletion" ? "Wait for Completion" : $parameter["operation"] }}',
+			'={{ $parameter["operation"] === "generate" ? "Generate: " + $parameter["model"] : $parameter["operation"] === "check" ? "Check" : $parameter["operation"] === "download" ? "Download" : $parameter["operation"] === "getStatus" ? "Get Status" : $parameter["operation"] === "listArtifacts" ? "List Artifacts" : $parameter["operation"] === "recover" ? "Recover" : $parameter["operation"] === "waitForCompletion" ? "Wait for Completion" : $parameter["operation"] }}',
 		description:
 			'Generate videos with the Gen Gateway asynchronous task API: submit once, wait with polling, download the mp4',
 		defaults: { name: 'Gen Gateway Video' },
 		usableAsTool: true,
-		// Check routes items to two outputs (Done, Still Running); every other operation has one. An expression, as n8n's
-		// Switch node does it: the editor and the engine evaluate it against the node's parameters.
-		outputs: `={{ $parameter["operation"] === "check" ? [{ "type": "main", "displayName": "Done" }, { "type": "main", "displayName": "Still Running" }] : ["main"] }}`,
+		// Check routes items to two outputs (Done, Still Running), Recover too (Tasks, Unknown Outcome); every other
+		// operation has one. An expression, as n8n's Switch node does it: the editor and the engine evaluate it against
+		// the node's parameters.
+		outputs: `={{ $parameter["operation"] === "check" ? [{ "type": "main", "displayName": "Done" }, { "type": "main", "displayName": "Still Running" }] : $parameter["operation"] === "recover" ? [{ "type": "main", "displayName": "Tasks" }, { "type": "main", "displayName": "Unknown Outcome" }] : ["main"] }}`,
 		properties: [
 			// No Resource selector (n8n's lint asks for one above 5 operations): every operation acts on a video task, and
 			// a selector with one choice would add a click and change every saved workflow's parameters for nothing.
@@ -76,6 +79,14 @@ export class GenGatewayVideo implements INodeType {
 						description: 'List the files a finished task produced',
 					},
 					{
+						name: 'Recover',
+						value: 'recover',
+						action: 'Recover paid video tasks that no run delivered',
+						description:
+							"After a crash: the paid tasks in a Task Ledger that no run took to the end, one item each, for Wait for " +
+								'Completion; submissions with an unknown outcome on a second output',
+					},
+					{
 						name: 'Wait for Completion',
 						value: 'waitForCompletion',
 						action: 'Wait for a video task to complete',
@@ -90,6 +101,7 @@ export class GenGatewayVideo implements INodeType {
 			...waitForCompletion.properties,
 			...listArtifacts.properties,
 			...download.properties,
+			...recover.properties,
 		],
 	};
 

@@ -5,7 +5,8 @@
 // chat operations (issue 23). Everything runs twice: against the mock as the contract describes the service, and
 // against the mock speaking as new-api, the gateway the contract comes from (issue 27): the same results both ways.
 // form-upload-to-video.json is imported here too but needs a server (its form and the signed URL of its upload):
-// imageToVideo.e2e.test.ts runs it.
+// imageToVideo.e2e.test.ts runs it. video-recover-paid-tasks.json is imported but not run: it needs a Task Ledger (an
+// n8n Data Table) that a crashed run filled, and its ID typed in (Recover: test/unit/ledgerRecovery.test.ts).
 // Time: about 105 s on a quiet machine (two homes, about 52 s each); 178 s measured on a busy one.
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { EXAMPLE_CREDENTIAL, exampleCredential, exampleFiles, loadExample, type ExampleWorkflow } from './workflows/examples';
@@ -98,6 +99,7 @@ describe.each(['default', 'new-api'] as const)('examples/ in a real n8n, the moc
 				'video-batch.json',
 				'image-to-video.json',
 				'form-upload-to-video.json',
+				'video-recover-paid-tasks.json',
 			]),
 		);
 	});

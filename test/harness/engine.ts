@@ -58,6 +58,8 @@ export interface RunOptions {
 	mode?: WorkflowExecuteMode;
 	/** After a cancel, how long the execution may take to stop before runWorkflow rejects. Default 5000. */
 	cancelGraceMs?: number;
+	/** Runs the sub-workflows a node starts (`this.executeWorkflow`); without it they fail as unsupported. */
+	executeWorkflow?: IWorkflowExecuteAdditionalData['executeWorkflow'];
 }
 
 const WORKFLOW_ID = 'harnessWorkflow1';
@@ -176,6 +178,7 @@ function startRun(
 	const executionId = opts.executionId ?? `harness-${process.pid}-${++executionCounter}`;
 	const hooks = new ExecutionLifecycleHooks(mode, executionId, workflowBase(graph));
 	const additionalData = additionalDataFor(executionId, credentialsHelper, hooks, opts.timeoutMs);
+	if (opts.executeWorkflow) additionalData.executeWorkflow = opts.executeWorkflow;
 
 	// Like a manual trigger: the start node gets one empty item.
 	const runExecutionData = createRunExecutionData({

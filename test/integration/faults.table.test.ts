@@ -60,15 +60,17 @@ describe('fault table', () => {
 			expect(sha256(await result.readBinary(item))).toBe(await mock.artifactSha256(item.json.task_id as string));
 
 			const log = await mock.log();
+			const gaps: number[] = [];
 			for (const endpoint of [...video, 'models' as const]) {
 				const entries = entriesOf(log, endpoint);
 				expect({ endpoint, statuses: entries.map((e) => e.status) }).toEqual({ endpoint, statuses: [429, 429, 200] });
-				// Backoff alone would wait at most 500 ms before the 2nd attempt: ≥ 1 s is the server's Retry-After.
-				for (const gap of gapsMs(entries)) {
-					expect(gap).toBeGreaterThanOrEqual(950);
-					expect(gap).toBeLessThan(2000);
-				}
+				gaps.push(...gapsMs(entries));
 			}
+			// Backoff alone would wait at most 500 ms before the 2nd attempt: ≥ 1 s is the server's Retry-After.
+			for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(950);
+			// Waited once, not twice: a second wait on top of Retry-After would put every gap at ≥ 2 s. Bounded on the
+			// shortest of the 10 gaps, because a loaded CI machine once stretched a single gap to 2054 ms.
+			expect(Math.min(...gaps)).toBeLessThan(1900);
 			// The node's own account: every retry waited exactly the 1000 ms the service asked for.
 			const retries = [...models.logs, ...result.logs].filter((line) => /answered 429; retry \d in \d+ ms/.test(line));
 			expect(retries).toHaveLength(10);

@@ -99,7 +99,7 @@ describe("the node descriptions, as literals, pass n8n's lint rules", () => {
 			GenGatewayImage: [],
 			GenGatewayModels: [],
 			GenGatewayVideo: [
-				'@n8n/community-nodes/resource-operation-pattern: Node has 6 operations without resources. Use resources to ' +
+				'@n8n/community-nodes/resource-operation-pattern: Node has 7 operations without resources. Use resources to ' +
 					'organize operations when there are more than 5 operations.',
 			],
 		});

@@ -34,6 +34,7 @@ describe('examples/', () => {
 				'ai-agent-video-tool.json',
 				'image-to-video.json',
 				'form-upload-to-video.json',
+				'video-recover-paid-tasks.json',
 			]),
 		);
 	});
@@ -81,6 +82,25 @@ describe('examples/', () => {
 				expect(() => buildVideoRequest(model, input)).not.toThrow();
 			}
 		}
+	});
+
+	it('video-recover-paid-tasks: Recover (Task Ledger and Workflow ID left to fill in) → Wait for Completion on Tasks only', () => {
+		const workflow = examples.find((e) => e.file === 'video-recover-paid-tasks.json')!.workflow;
+		const nodes = workflow.nodes as ExampleNode[];
+		const byName = (name: string) => nodes.find((n) => n.name === name)!;
+		// Empty: the editor flags both required fields until the user names a table and a workflow.
+		expect(byName('Recover Paid Tasks').parameters).toEqual({ operation: 'recover', taskLedger: '', workflowId: '' });
+		expect(byName('Wait for Completion').parameters).toMatchObject({ operation: 'waitForCompletion', taskId: '={{ $json.task_id }}' });
+		const targets = (from: string) =>
+			(workflow.connections[from].main as Array<Array<{ node: string }>>).map((output) => output.map((c) => c.node));
+		expect(targets('When clicking \'Execute workflow\'')).toEqual([['Recover Paid Tasks']]);
+		// Output 0 (Tasks) is waited for; output 1 (Unknown Outcome) must never reach a node that could pay.
+		expect(targets('Recover Paid Tasks')).toEqual([['Wait for Completion'], []]);
+		const recover = nodeTypes.getByNameAndVersion('n8n-nodes-gen-gateway.genGatewayVideo', 1).description;
+		expect(recover.properties.find((p) => p.name === 'operation')!.options).toEqual(
+			expect.arrayContaining([expect.objectContaining({ value: 'recover' })]),
+		);
+		expect(nodes.some((n) => n.type === 'n8n-nodes-base.stickyNote' && /Unknown Outcome/.test(String(n.parameters.content)))).toBe(true);
 	});
 
 	it('video-long-task-durable-wait: Generate without waiting → Wait (over 65 s: stored as waiting) → Check, Still Running looped back', () => {

@@ -16,6 +16,8 @@ import type { IssuedUrl } from '../media/signedUrls';
 import { videoRequestBody } from '../model/requestBody';
 import type { VideoRequestBody } from '../model/requestBody';
 import { RunReport } from './runReport';
+import { openLedger } from '../../shared/ledger/taskLedger';
+import type { TaskLedger } from '../../shared/ledger/taskLedger';
 import { submitTask } from '../task/client';
 import { videoRun } from './runPolicy';
 import { downloadProperties, readTaskOutput, readWaitFields, taskWait, waitOptionsProperty } from './waitFields';
@@ -48,7 +50,21 @@ export const properties: INodeProperties[] = [
 		displayOptions: { show: { operation: [OPERATION] } },
 	},
 	...downloadProperties([OPERATION], { waitForCompletion: [true] }),
-	waitOptionsProperty([OPERATION]),
+	waitOptionsProperty([OPERATION], {}, [
+		{
+			displayName: 'Task Ledger (Data Table ID)',
+			name: 'taskLedger',
+			type: 'string',
+			default: '',
+			placeholder: 'e.g. 3Kx9LmQp2RtV7wYz',
+			description:
+				'An n8n Data Table that records every paid task the moment it is submitted, so a worker that dies cannot ' +
+				'lose it: Retry of the crashed execution takes its tasks over instead of paying again, and the Recover ' +
+				'operation lists the ones nobody took. The table needs the string columns workflow_id, run_key, item_key, ' +
+				'execution_id, state, task_id, detail and the number columns lease_until, claims. On n8n 1.x with SQLite, ' +
+				'set DB_SQLITE_POOL_SIZE=3 on n8n first (2.x\'s default).',
+		},
+	]),
 ];
 
 /**
@@ -99,22 +115,37 @@ async function checkItem(
 	}
 }
 
-/** The paid call, through the shared guard: a retry of the node resumes the accepted task instead of paying again. */
+/**
+ * The paid call, through the shared guard: a retry of the node resumes the accepted task instead of paying again. With
+ * a task ledger the send is recorded before and after, and a Retry of a crashed run adopts its task (taskLedger.ts).
+ */
 async function submitGuarded(
 	ctx: IExecuteFunctions,
 	scope: GuardScope,
 	{ body, guardRequest }: { body: VideoRequestBody; guardRequest: IDataObject },
 	lane: Lane,
+	ledger: TaskLedger | undefined,
 ): Promise<{ taskId: string; resumed: boolean; acceptedAt: number }> {
+	// With a ledger, no POST starts while another item's accepted task is still being recorded (TaskLedger.lane).
+	const send = async () => await submitTask(ctx, body, ledger ? ledger.lane(lane) : lane);
+	const meta = { model: body.model, prompt: String(body.prompt ?? '') };
 	const { value, resumed, acceptedAt } = await submitOnce(ctx, {
 		scope,
 		itemIndex: lane.itemIndex,
 		request: guardRequest,
 		what: 'POST /v1/tasks/vendor',
 		noun: 'video',
-		send: async () => await submitTask(ctx, body, lane),
+		send: async () =>
+			ledger
+				? await ledger.submit(lane.itemIndex, guardRequest, meta, send)
+				: { taskId: await send(), resumed: false, acceptedAt: Date.now() },
 	});
-	return { taskId: value, resumed, acceptedAt };
+	// An accepted task reused by Retry On Fail was first accepted (or adopted) by the earlier try.
+	return {
+		taskId: value.taskId,
+		resumed: resumed || value.resumed,
+		acceptedAt: resumed ? acceptedAt : value.acceptedAt,
+	};
 }
 
 /** Adds which model and task an error concerns, for the error item under Continue On Fail. */
@@ -132,6 +163,8 @@ interface GenerateRun {
 	waitFields: WaitFields;
 	scope: GuardScope;
 	report: RunReport;
+	/** Where every paid task is recorded (Options → Task Ledger), if anywhere. */
+	ledger?: TaskLedger;
 }
 
 export const operation: Operation<GenerateRun> = {
@@ -150,21 +183,24 @@ export const operation: Operation<GenerateRun> = {
 		const firstInvalid = prepared.find((entry): entry is { error: Error } => 'error' in entry);
 		if (firstInvalid && !ctx.continueOnFail()) throw firstInvalid.error;
 		const scope = guardScope(ctx);
+		const options = ctx.getNodeParameter('options', 0, {}) as IDataObject;
+		const ledger = await openLedger(ctx, String(options.taskLedger ?? ''), scope.runIndex);
 		// Without Continue On Fail the first failing item fails the run: stop paying and waiting then, and report every task.
-		return { prepared, waitFields, scope, report: new RunReport(ctx) };
+		return { prepared, waitFields, scope, report: new RunReport(ctx), ledger };
 	},
+	close: async ({ ledger }) => await ledger?.close(),
 	policy: (_ctx, { waitFields, report }) => ({
 		...videoRun(waitFields.maxConcurrency),
 		// The error n8n keeps is the first item failure, naming every task this run paid for.
 		failure: (error) => report.finalError(error),
 	}),
-	run: async (ctx, itemIndex, lane, { prepared, waitFields, scope, report }) => {
+	run: async (ctx, itemIndex, lane, { prepared, waitFields, scope, report, ledger }) => {
 		const entry = prepared[itemIndex];
 		if ('error' in entry) throw entry.error;
 		const details: IDataObject = { model: entry.body.model };
 		try {
 			const submission = report.submissionLane(lane);
-			const { taskId, resumed, acceptedAt } = await submitGuarded(ctx, scope, entry, submission);
+			const { taskId, resumed, acceptedAt } = await submitGuarded(ctx, scope, entry, submission, ledger);
 			report.paid(itemIndex, taskId);
 			const submittedAt = new Date(acceptedAt).toISOString();
 			Object.assign(details, {
@@ -173,8 +209,10 @@ export const operation: Operation<GenerateRun> = {
 				resumed,
 				request: entry.body,
 				...(entry.binaryUrls.length > 0 ? { binary_urls: entry.binaryUrls } : {}),
+				...(ledger ? { ledger_table: ledger.scope.tableId } : {}),
 			});
 			if (!(ctx.getNodeParameter('waitForCompletion', itemIndex, true) as boolean)) {
+				await ledger?.settled(itemIndex, taskId, 'handed');
 				return {
 					json: { ...details, status: 'SUBMITTED' },
 					pairedItem: { item: itemIndex },
@@ -187,6 +225,7 @@ export const operation: Operation<GenerateRun> = {
 				...report.waitHooks(itemIndex),
 			});
 			const item = await completeTask(ctx, taskId, wait, readTaskOutput(ctx, itemIndex, details));
+			await ledger?.settled(itemIndex, taskId, 'delivered');
 			return report.finished(itemIndex, item);
 		} catch (error) {
 			// An item not submitted because the run was failing is recorded as such by its lane.

@@ -1,6 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { LEDGER_ITEM_ONLY } from '../../shared/ledger/taskLedger';
 import { asNodeError } from '../../shared/transport/errors';
 import type { Lane } from '../../shared/transport/lane';
 import type { TaskWait } from '../task/taskWait';
@@ -78,6 +79,8 @@ export class RunReport {
 
 	/** The item failed; the first failure of a run without Continue On Fail is the one n8n will keep. */
 	failed(itemIndex: number, error: unknown): void {
+		// A task ledger's refusal of one item (unknown outcome, held by another run) does not stop the others.
+		if ((error as { context?: Record<string, unknown> })?.context?.[LEDGER_ITEM_ONLY] === true) return;
 		if (this.failFast && !this.failure) this.failure = { itemIndex, error };
 	}
 

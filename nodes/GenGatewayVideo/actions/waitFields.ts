@@ -70,7 +70,11 @@ export const maxWaitOption = (description: string): INodeProperties => ({
 	description,
 });
 
-export function waitOptionsProperty(operations: string[], extraShow: Record<string, boolean[]> = {}): INodeProperties {
+export function waitOptionsProperty(
+	operations: string[],
+	extraShow: Record<string, boolean[]> = {},
+	extraOptions: INodeProperties[] = [],
+): INodeProperties {
 	return optionsCollection(
 		operations,
 		[
@@ -90,6 +94,7 @@ export function waitOptionsProperty(operations: string[], extraShow: Record<stri
 				default: DEFAULT_POLL_SECONDS,
 				description: 'Time between status checks; the service recommends 5 seconds and discourages faster polling',
 			},
+			...extraOptions,
 		],
 		extraShow,
 	);

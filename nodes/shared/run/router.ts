@@ -26,6 +26,8 @@ export interface Operation<State = undefined> {
 		lane: Lane,
 		state: State,
 	): Promise<INodeExecutionData | INodeExecutionData[]>;
+	/** After the last item, also when the run fails: what the run holds is let go (Generate's task ledger). */
+	close?(state: State): Promise<void>;
 	/** The node's outputs, from all output items in input order (default: one output). Check has two. */
 	route?(items: INodeExecutionData[], state: State): INodeExecutionData[][];
 }
@@ -60,13 +62,18 @@ export async function route(
 ): Promise<INodeExecutionData[][]> {
 	const operation = operationOf(ctx, operations, 0);
 	const state = await operation.prepare?.(ctx);
-	const items = await runItems(
-		ctx,
-		async (itemIndex, lane) => {
-			const own = options.operationPerItem ? operationOf(ctx, operations, itemIndex) : operation;
-			return await own.run(ctx, itemIndex, lane, state);
-		},
-		operation.policy?.(ctx, state),
-	);
+	let items: INodeExecutionData[];
+	try {
+		items = await runItems(
+			ctx,
+			async (itemIndex, lane) => {
+				const own = options.operationPerItem ? operationOf(ctx, operations, itemIndex) : operation;
+				return await own.run(ctx, itemIndex, lane, state);
+			},
+			operation.policy?.(ctx, state),
+		);
+	} finally {
+		await operation.close?.(state);
+	}
 	return operation.route ? operation.route(items, state) : [items];
 }

@@ -28,7 +28,7 @@ export const ENTRY_TTL_MS = 60 * 60 * 1000;
 const entries = new Map<string, GuardEntry>();
 
 /** FNV-1a with two seeds (64 bits): a short fingerprint, so a changed request is never mistaken for the earlier one. */
-function fingerprint(text: string): string {
+export function fingerprint(text: string): string {
 	let a = 0x811c9dc5;
 	let b = 0x01000193 ^ text.length;
 	for (let i = 0; i < text.length; i++) {

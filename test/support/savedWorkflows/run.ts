@@ -17,6 +17,9 @@ import type { LogEntry } from '../../mock/types';
 import type { SavedWorkflow } from './editor';
 import type { DescriptionMutation, ToolCall } from './nodeTypes';
 import { fixtureNodeTypes } from './nodeTypes';
+import { LEDGER_COLUMNS } from '../../../nodes/shared/ledger/taskLedger';
+import { FakeDataTable } from '../fakeDataTable';
+import { SAVED_LEDGER_TABLE } from './spec';
 
 export interface RecordedRequest {
 	method: string;
@@ -68,6 +71,8 @@ export async function runSaved(
 			new ExecutionLifecycleHooks('manual', executionId, base),
 			undefined,
 		);
+		// Generate's Task Ledger and Recover write and read an n8n Data Table through a sub-workflow: one in memory.
+		additionalData.executeWorkflow = new FakeDataTable(SAVED_LEDGER_TABLE, LEDGER_COLUMNS).engineExecuteWorkflow;
 		const trigger = saved.nodes.find((node) => node.type === 'n8n-nodes-base.manualTrigger');
 		if (!trigger) throw new Error(`${workflowData.name}: no Manual Trigger to start from`);
 		const runExecutionData = createRunExecutionData({

@@ -468,4 +468,32 @@ const agentTools: SpecWorkflow = {
 	],
 };
 
-export const SPEC: SpecWorkflow[] = [models, chat, image, videoGenerate, videoTasks, videoCheck, agentTools];
+/** The Data Table the ledger workflow names (an in-memory one when it runs: run.ts). */
+export const SAVED_LEDGER_TABLE = 'tblSavedLedger01';
+
+/** Since 0.1.0 (issue 30): Generate with Options → Task Ledger, then Recover of this workflow's ledger. */
+const videoLedger: SpecWorkflow = {
+	file: 'video-ledger',
+	name: 'Saved: Video task ledger and Recover',
+	nodes: [
+		trigger,
+		{
+			name: 'Submit with Ledger',
+			type: 'genGatewayVideo',
+			parameters: {
+				model: 'sd_2.0_fast_discount',
+				prompt: `a lantern ${INSTANT}`,
+				waitForCompletion: false,
+				options: { taskLedger: SAVED_LEDGER_TABLE },
+			},
+			position: [260, 0],
+		},
+		{ name: 'Recover', type: 'genGatewayVideo', parameters: { operation: 'recover', taskLedger: SAVED_LEDGER_TABLE }, position: [480, 0] },
+	],
+	connections: [
+		[TRIGGER, 'Submit with Ledger'],
+		['Submit with Ledger', 'Recover'],
+	],
+};
+
+export const SPEC: SpecWorkflow[] = [models, chat, image, videoGenerate, videoTasks, videoCheck, agentTools, videoLedger];

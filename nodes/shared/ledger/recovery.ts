@@ -1,0 +1,61 @@
+import type { IDataObject, IExecuteFunctions, IRunExecutionData } from 'n8n-workflow';
+
+import { BY_CLAIM, detailOf, eq, handedOn, LedgerTable } from './taskLedger';
+import type { LedgerRow } from './taskLedger';
+
+/**
+ * Recover: the paid tasks of a workflow that no run took to the end. A row is recoverable when its holder is gone
+ * (lease over) and it is `accepted` (paid, its video never handed on), `handed` or `delivered` by a node run whose
+ * output never went on (not saved, or saved as failed), or `sending` (the holder died while submitting: an unknown
+ * outcome, listed apart and never resubmitted). Each is claimed by compare-and-set, so two Recover runs,
+ * or a Recover and a Retry, never both take it; a claimed task is `recovered`, an unknown outcome `reported`.
+ */
+
+interface Recovered {
+	tasks: IDataObject[];
+	unknownOutcomes: IDataObject[];
+}
+
+function itemOf(row: LedgerRow, tableId: string): IDataObject {
+	const detail = detailOf(row);
+	return {
+		task_id: row.task_id || undefined,
+		submitted_at: detail.submitted_at,
+		model: detail.model,
+		prompt: detail.prompt,
+		workflow_id: row.workflow_id,
+		execution_id: row.execution_id,
+		node_name: detail.node_name,
+		item_index: detail.item_index,
+		ledger_table: tableId,
+		ledger_row: row.id,
+	};
+}
+
+export async function recoverTasks(
+	ctx: IExecuteFunctions,
+	tableId: string,
+	workflowId: string,
+	now: number = Date.now(),
+): Promise<Recovered> {
+	const table = new LedgerTable(ctx, tableId);
+	const rows = await table.read([eq('workflow_id')], { workflow_id: workflowId });
+	const recovered: Recovered = { tasks: [], unknownOutcomes: [] };
+	const executionId = ctx.getExecutionId() ?? 'manual';
+	const reads = new Map<string, Promise<IRunExecutionData | undefined>>();
+	for (const row of rows) {
+		if (!['accepted', 'sending', 'handed', 'delivered'].includes(row.state) || row.lease_until > now) continue;
+		if (await handedOn(ctx, row, reads)) continue;
+		const known = row.state !== 'sending' && row.task_id !== '';
+		const [claimed] = await table.update(BY_CLAIM, { id: row.id, claims: row.claims }, {
+			execution_id: executionId,
+			claims: row.claims + 1,
+			state: known ? 'recovered' : 'reported',
+			lease_until: 0,
+		});
+		// Lost to a concurrent Recover or Retry: theirs now.
+		if (!claimed) continue;
+		(known ? recovered.tasks : recovered.unknownOutcomes).push(itemOf(row, tableId));
+	}
+	return recovered;
+}

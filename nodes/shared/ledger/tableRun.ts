@@ -1,0 +1,169 @@
+import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, IWorkflowBase } from 'n8n-workflow';
+
+/**
+ * Reads and writes one of n8n's Data Tables from a community node. n8n's Data Table proxy answers only n8n's own Data
+ * Table nodes ("This proxy is only available for Data table nodes", n8n 1.123 and 2.41), so the node runs n8n's Data
+ * Table node in an inline sub-workflow (Execute Workflow Trigger → Data Table), the route n8n's own Execute Workflow
+ * node takes for a workflow given as JSON. The table lives in n8n's database: every worker and the main see a write
+ * at once, and it outlives the process that wrote it (docs/design/dead-worker.md §1).
+ */
+
+/** A condition on a column (the Data Table node's `eq`, `lt`…); values come from each input item's `where`. */
+export interface Condition {
+	column: string;
+	condition: 'eq' | 'neq' | 'lt' | 'lte' | 'gt' | 'gte';
+}
+
+export type TableOp =
+	/** Inserts each input item's `row`; answers the inserted rows (with their `id`), in input order. */
+	| { kind: 'insert'; columns: string[] }
+	/** Per input item: sets `set`'s columns on the rows matching all `where` conditions; answers the changed rows. */
+	| { kind: 'update'; columns: string[]; where: Condition[] }
+	/** The rows matching all conditions (values from the first input item's `where`). */
+	| { kind: 'get'; where: Condition[] };
+
+export interface TableCall {
+	row?: IDataObject;
+	set?: IDataObject;
+	where?: IDataObject;
+}
+
+/** The Data Table node's version both lines have (n8n 1.123: 1; 2.41: 1, 1.1). Its parameters are pinned to it. */
+const DATA_TABLE_VERSION = 1;
+
+const valueOf = (path: string, column: string) => `={{ $json.${path}[${JSON.stringify(column)}] }}`;
+
+function columnsParameter(path: 'row' | 'set', columns: string[]): IDataObject {
+	return {
+		mappingMode: 'defineBelow',
+		value: Object.fromEntries(columns.map((column) => [column, valueOf(path, column)])),
+	};
+}
+
+function filterParameters(where: Condition[]): IDataObject {
+	return {
+		matchType: 'allConditions',
+		filters: {
+			conditions: where.map(({ column, condition }) => ({
+				keyName: column,
+				condition,
+				keyValue: valueOf('where', column),
+			})),
+		},
+	};
+}
+
+function operationParameters(op: TableOp): IDataObject {
+	switch (op.kind) {
+		case 'insert':
+			return { operation: 'insert', columns: columnsParameter('row', op.columns) };
+		case 'update':
+			return { operation: 'update', columns: columnsParameter('set', op.columns), ...filterParameters(op.where) };
+		case 'get':
+			return { operation: 'get', returnAll: true, ...filterParameters(op.where) };
+	}
+}
+
+/** The inline sub-workflow for one operation on one table (exported for the tests that run it in a real n8n). */
+export function tableWorkflow(tableId: string, op: TableOp): IWorkflowBase {
+	const trigger = 'Ledger Input';
+	const table = 'Ledger Table';
+	return {
+		id: '',
+		name: 'Gen Gateway task ledger',
+		active: false,
+		isArchived: false,
+		createdAt: new Date(0),
+		updatedAt: new Date(0),
+		nodes: [
+			{
+				id: 'a1b2c3d4-0000-4000-8000-000000000001',
+				name: trigger,
+				type: 'n8n-nodes-base.executeWorkflowTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {},
+			},
+			{
+				id: 'a1b2c3d4-0000-4000-8000-000000000002',
+				name: table,
+				type: 'n8n-nodes-base.dataTable',
+				typeVersion: DATA_TABLE_VERSION,
+				position: [220, 0],
+				// A get for the first item only: the conditions are the same for every caller of one read.
+				...(op.kind === 'get' ? { executeOnce: true } : {}),
+				parameters: {
+					resource: 'row',
+					dataTableId: { __rl: true, mode: 'id', value: tableId },
+					...operationParameters(op),
+				},
+			},
+		],
+		connections: { [trigger]: { main: [[{ node: table, type: 'main', index: 0 }]] } },
+		// Its own settings: any caller may run it; nothing of a successful ledger write is kept in the executions list.
+		settings: {
+			callerPolicy: 'any',
+			saveDataSuccessExecution: 'none',
+			saveManualExecutions: false,
+			saveExecutionProgress: false,
+		},
+	} as unknown as IWorkflowBase;
+}
+
+/** A pooled SQLite refused a write for another's (its transaction rolled back, nothing kept): run it again. */
+const BUSY = /SQLITE_BUSY|database is locked/i;
+
+/** Runs of one operation before a busy database fails it. */
+export const TABLE_ATTEMPTS = 5;
+
+/**
+ * n8n 1.x on SQLite without a pool (DB_SQLITE_POOL_SIZE 0, that line's default: one connection for all) loses count
+ * when two transactions overlap (a run's ledger write and the editor showing a Data Table, or another run's Data
+ * Table node): "Transaction is not started yet". From then on its writes go into a transaction nothing commits, and a
+ * crash or restart loses them (measured on 1.123.81: rows the table showed were gone after the restart). Never run
+ * again: the ledger would only seem to hold what it wrote.
+ */
+const LOST_COUNT = /Transaction is not started yet|cannot start a transaction within a transaction/i;
+
+const UNPOOLED_SQLITE =
+	' n8n\'s SQLite connection without a pool (n8n 1.x\'s default) ran two database transactions at once and lost ' +
+	'track of them: what n8n writes from now on may be lost when it stops. Restart n8n, and set DB_SQLITE_POOL_SIZE ' +
+	'(3 is n8n 2.x\'s default) or use PostgreSQL before using the Task Ledger again.';
+
+/** Runs one operation for the given input items; answers the Data Table node's output items' json. */
+export async function runTable(
+	ctx: IExecuteFunctions,
+	tableId: string,
+	op: TableOp,
+	calls: TableCall[],
+): Promise<IDataObject[]> {
+	for (let attempt = 1; ; attempt++) {
+		try {
+			const answer = await ctx.executeWorkflow(
+				{ code: tableWorkflow(tableId, op) },
+				calls.map((call) => ({ json: call as IDataObject })),
+				undefined,
+				{ parentExecution: { executionId: ctx.getExecutionId(), workflowId: ctx.getWorkflow().id ?? '' } },
+			);
+			return (answer.data?.[0] ?? []).map((item) => item.json);
+		} catch (error) {
+			const message = (error as Error)?.message ?? String(error);
+			if (BUSY.test(message) && attempt < TABLE_ATTEMPTS) continue;
+			const why = LOST_COUNT.test(message) ? UNPOOLED_SQLITE : '';
+			throw tableError(ctx, tableId, op, attempt > 1 ? `${message} (${attempt} attempts)` : message, why);
+		}
+	}
+}
+
+/** The item's error: what failed, the table's shape, and what to change when the database lost count. */
+function tableError(ctx: IExecuteFunctions, tableId: string, op: TableOp, message: string, why: string) {
+	const verb = op.kind === 'get' ? 'read' : 'written';
+	return new NodeOperationError(ctx.getNode(), `Task Ledger: the Data Table ${tableId} could not be ${verb}: ${message}`, {
+		description:
+			'The Task Ledger is an n8n Data Table with the columns workflow_id, run_key, item_key, execution_id, state, ' +
+			'task_id, detail (string) and lease_until, claims (number); see docs/queue-mode.md. Nothing was paid ' +
+			'after this failure.' +
+			why,
+	});
+}

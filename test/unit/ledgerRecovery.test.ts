@@ -1,0 +1,109 @@
+// Recover (nodes/shared/ledger/recovery.ts) against the in-memory Data Table: which rows of a workflow's Task Ledger
+// it hands on (paid, holder gone), which it reports as unknown outcomes, which it leaves (live, delivered, refused,
+// other workflows), and that each is claimed once (compare-and-set): a second Recover, or one racing a Retry, gets none.
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+
+import { recoverTasks } from '../../nodes/shared/ledger/recovery';
+import { LEDGER_COLUMNS } from '../../nodes/shared/ledger/taskLedger';
+import { FakeDataTable } from '../support/fakeDataTable';
+
+const TABLE = 'tblRecover001';
+const WORKFLOW = 'wfRecover01';
+
+/** What n8n saved per execution: by default exec-dead's Generate run 0 went on (saved, no error). */
+type Saved = Record<string, { error?: unknown } | undefined>;
+const WENT_ON: Saved = { 'exec-dead': {} };
+
+function contextFor(table: FakeDataTable, executionId: string, saved: Saved = WENT_ON): IExecuteFunctions {
+	return {
+		getExecutionDataById: async (id: string) =>
+			id in saved ? { resultData: { runData: { 'Generate Video': [saved[id]] } } } : undefined,
+		getNode: () => ({ id: 'recover-1', name: 'Recover', type: 'genGatewayVideo', typeVersion: 1, position: [0, 0], parameters: {} }),
+		getExecutionId: () => executionId,
+		getWorkflow: () => ({ id: WORKFLOW, name: 'Recover', active: false }),
+		getMode: () => 'manual',
+		executeWorkflow: table.executeWorkflow,
+		getExecutionCancelSignal: () => undefined,
+		logger: { warn() {}, debug() {}, info() {}, error() {} },
+	} as unknown as IExecuteFunctions;
+}
+
+const past = () => Date.now() - 1_000;
+
+function seedRow(table: FakeDataTable, values: IDataObject): IDataObject {
+	return table.seed({
+		workflow_id: WORKFLOW,
+		run_key: `${WORKFLOW}/node-1/0`,
+		item_key: `${table.rows.length}/0123456789abcdef`,
+		execution_id: 'exec-dead',
+		state: 'accepted',
+		task_id: '',
+		lease_until: past(),
+		claims: 0,
+		detail: JSON.stringify({ node_name: 'Generate Video', item_index: table.rows.length, model: 'gk_1.5', prompt: 'a fox', submitted_at: '2026-11-26T10:00:00.000Z' }),
+		...values,
+	});
+}
+
+describe('Recover: the paid tasks of a workflow that no run delivered', () => {
+	it('hands on accepted rows whose holder is gone, reports `sending` ones, leaves everything else', async () => {
+		const table = new FakeDataTable(TABLE, LEDGER_COLUMNS);
+		seedRow(table, { task_id: 'task_paid' });
+		seedRow(table, { state: 'sending' });
+		seedRow(table, { task_id: 'task_live', lease_until: Date.now() + 60_000 });
+		seedRow(table, { task_id: 'task_done', state: 'delivered' });
+		seedRow(table, { task_id: 'task_handed', state: 'handed' });
+		seedRow(table, { state: 'refused' });
+		seedRow(table, { task_id: 'task_other', workflow_id: 'wfSomeoneElse' });
+
+		const { tasks, unknownOutcomes } = await recoverTasks(contextFor(table, 'exec-recover'), TABLE, WORKFLOW);
+		expect(tasks).toEqual([
+			{
+				task_id: 'task_paid',
+				submitted_at: '2026-11-26T10:00:00.000Z',
+				model: 'gk_1.5',
+				prompt: 'a fox',
+				workflow_id: WORKFLOW,
+				execution_id: 'exec-dead',
+				node_name: 'Generate Video',
+				item_index: 0,
+				ledger_table: TABLE,
+				ledger_row: 1,
+			},
+		]);
+		expect(unknownOutcomes.map((item) => [item.ledger_row, item.task_id])).toEqual([[2, undefined]]);
+		// Claimed: handed on (or reported) by this Recover, so nobody lists them again.
+		expect(table.rows.map((row) => [row.state, row.execution_id])).toEqual([
+			['recovered', 'exec-recover'],
+			['reported', 'exec-recover'],
+			['accepted', 'exec-dead'],
+			['delivered', 'exec-dead'],
+			['handed', 'exec-dead'],
+			['refused', 'exec-dead'],
+			['accepted', 'exec-dead'],
+		]);
+		const again = await recoverTasks(contextFor(table, 'exec-recover-2'), TABLE, WORKFLOW);
+		expect(again).toEqual({ tasks: [], unknownOutcomes: [] });
+	});
+
+	it('takes handed and delivered rows of a run whose output never went on (not saved, or saved as failed)', async () => {
+		for (const saved of [{}, { 'exec-dead': { error: { message: 'an item failed' } } }] as Saved[]) {
+			const table = new FakeDataTable(TABLE, LEDGER_COLUMNS);
+			seedRow(table, { task_id: 'task_handed', state: 'handed' });
+			seedRow(table, { task_id: 'task_delivered', state: 'delivered' });
+			const { tasks } = await recoverTasks(contextFor(table, 'exec-recover', saved), TABLE, WORKFLOW);
+			expect(tasks.map((item) => item.task_id)).toEqual(['task_handed', 'task_delivered']);
+		}
+	});
+
+	it('a row another run claims between the read and the claim is theirs: not listed', async () => {
+		const table = new FakeDataTable(TABLE, LEDGER_COLUMNS);
+		const row = seedRow(table, { task_id: 'task_raced' });
+		table.beforeNext('update', () => {
+			Object.assign(table.row(row.id as number)!, { execution_id: 'exec-retry', claims: 1 });
+		});
+		const { tasks } = await recoverTasks(contextFor(table, 'exec-recover'), TABLE, WORKFLOW);
+		expect(tasks).toEqual([]);
+		expect(table.rows[0]).toMatchObject({ state: 'accepted', execution_id: 'exec-retry', claims: 1 });
+	});
+});

@@ -1,0 +1,596 @@
+// The task ledger (issue 30, nodes/shared/ledger/) against an in-memory Data Table (test/support/fakeDataTable.ts)
+// behind a minimal execute context: identity, own rows resumed, Retry adopting orphans by compare-and-set, refusals,
+// failed writes, group commit, close and lease renewal. The real n8n run is test/e2e/ledger.e2e.test.ts.
+import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, IRunExecutionData } from 'n8n-workflow';
+
+import { GroupCommit } from '../../nodes/shared/ledger/groupCommit';
+import { TABLE_ATTEMPTS, tableWorkflow } from '../../nodes/shared/ledger/tableRun';
+import type { TableOp } from '../../nodes/shared/ledger/tableRun';
+import { LEASE_MS, LEDGER_COLUMNS, openLedger } from '../../nodes/shared/ledger/taskLedger';
+import type { TaskLedger } from '../../nodes/shared/ledger/taskLedger';
+import { OUTCOME_UNKNOWN } from '../../nodes/shared/transport/errors';
+import type { Lane } from '../../nodes/shared/transport/lane';
+import { FakeDataTable } from '../support/fakeDataTable';
+import type { FakeCall } from '../support/fakeDataTable';
+
+const TABLE = 'tblLedger0001';
+const NODE = { id: 'node-gen-1', name: 'Generate Video' };
+const WORKFLOW = 'wfLedger01';
+const FOX = { model: 'sd_2.0_fast_discount', prompt: 'a fox', duration: 5 };
+const META = { model: FOX.model, prompt: FOX.prompt };
+
+interface Context {
+	ctx: IExecuteFunctions;
+	warnings: string[];
+}
+
+interface RunOptions {
+	mode?: string;
+	runIndex?: number;
+	/** The run data n8n has saved, per execution. */
+	saved?: Record<string, IRunExecutionData>;
+}
+
+/** What TaskLedger asks of n8n's execute context, no more. */
+function contextFor(table: FakeDataTable, executionId: string, { mode = 'manual', saved = {} }: RunOptions): Context {
+	const warnings: string[] = [];
+	const ctx = {
+		getNode: () => ({ ...NODE, type: 'genGatewayVideo', typeVersion: 1, position: [0, 0], parameters: {} }),
+		getExecutionId: () => executionId,
+		getWorkflow: () => ({ id: WORKFLOW, name: 'Ledger', active: false }),
+		getMode: () => mode,
+		executeWorkflow: table.executeWorkflow,
+		getExecutionDataById: async (id: string) => saved[id],
+		getExecutionCancelSignal: () => undefined,
+		logger: { warn: (message: string) => warnings.push(message), debug() {}, info() {}, error() {} },
+	};
+	return { ctx: ctx as unknown as IExecuteFunctions, warnings };
+}
+
+async function open(table: FakeDataTable, executionId: string, options: RunOptions = {}) {
+	const { ctx, warnings } = contextFor(table, executionId, options);
+	const ledger = (await openLedger(ctx, TABLE, options.runIndex ?? 0)) as TaskLedger;
+	return { ledger, warnings };
+}
+
+/** A send that answers task ids in order and counts its calls. */
+function sender(...taskIds: string[]) {
+	const sent: string[] = [];
+	const send = async () => {
+		const taskId = taskIds[sent.length] ?? `task_${sent.length}`;
+		sent.push(taskId);
+		return taskId;
+	};
+	return { send, sent };
+}
+
+const direct: Lane['gate'] = async (call) => await call();
+
+/** Submits as Generate does: the POST (send) in the item's lane of the ledger, which writes the row before it. */
+async function submitIn(
+	ledger: TaskLedger,
+	itemIndex: number,
+	request: IDataObject,
+	meta: typeof META,
+	send: () => Promise<string>,
+) {
+	return await ledger.submit(itemIndex, request, meta, async () => await ledger.lane({ itemIndex, gate: direct }).gate(send));
+}
+
+/** The holders of these rows died long ago: their leases have run out. */
+function expire(table: FakeDataTable): void {
+	for (const row of table.rows) row.lease_until = Date.now() - 1_000;
+}
+
+/** One earlier execution's run: submits FOX at item 0 and dies (its lease has run out). */
+async function crashedRun(table: FakeDataTable, executionId = 'exec-A', taskId = 'task_A'): Promise<IDataObject> {
+	const { ledger } = await open(table, executionId);
+	await submitIn(ledger, 0, FOX, META, sender(taskId).send);
+	await ledger.close();
+	expire(table);
+	return table.rows[table.rows.length - 1];
+}
+
+const newTable = () => new FakeDataTable(TABLE, LEDGER_COLUMNS);
+
+/** Another Retry (exec-C) claims the row first. */
+function claimedByC(table: FakeDataTable, row: IDataObject): void {
+	Object.assign(table.row(row.id as number)!, { execution_id: 'exec-C', claims: Number(row.claims) + 1 });
+}
+
+/** A row's ledger columns (without n8n's id, createdAt, updatedAt). */
+const columnsOf = (row: IDataObject): IDataObject =>
+	Object.fromEntries([...LEDGER_COLUMNS.string, ...LEDGER_COLUMNS.number].map((column) => [column, row[column]]));
+
+describe('the fake Data Table reads the sub-workflows tableWorkflow() builds, and nothing else', () => {
+	it('inserts, updates by all conditions, gets, and refuses an unknown column', async () => {
+		const table = newTable();
+		const run = async (op: TableOp, items: IDataObject[]) =>
+			(await table.executeWorkflow({ code: tableWorkflow(TABLE, op) }, items.map((json) => ({ json })))).data[0];
+		const inserted = await run({ kind: 'insert', columns: ['state', 'claims'] }, [
+			{ row: { state: 'sending', claims: 0 } },
+			{ row: { state: 'accepted', claims: 0 } },
+		]);
+		expect(inserted?.map((item) => item.json.id)).toEqual([1, 2]);
+		const where = [{ column: 'id', condition: 'eq' as const }, { column: 'claims', condition: 'eq' as const }];
+		const updated = await run({ kind: 'update', columns: ['claims'], where }, [
+			{ where: { id: 2, claims: 0 }, set: { claims: 1 } },
+			{ where: { id: 1, claims: 5 }, set: { claims: 6 } },
+		]);
+		expect(updated?.map((item) => [item.json.id, item.json.claims])).toEqual([[2, 1]]);
+		const byState = [{ column: 'state', condition: 'eq' as const }];
+		const got = await run({ kind: 'get', where: byState }, [{ where: { state: 'sending' } }]);
+		expect(got?.map((item) => item.json.id)).toEqual([1]);
+		const colour = run({ kind: 'insert', columns: ['colour'] }, [{ row: { colour: 'red' } }]);
+		await expect(colour).rejects.toThrow(/unknown column/);
+		await expect(
+			table.executeWorkflow({ code: tableWorkflow('another', { kind: 'insert', columns: [] }) }, []),
+		).rejects.toThrow(/Could not find/);
+		expect(table.calls.map((call) => call.kind)).toEqual(['insert', 'update', 'get', 'insert']);
+	});
+});
+
+describe('identity: run_key = workflow/node/run index, item_key = item index/request', () => {
+	it('two identical requests at different item indexes are two rows, both paid and accepted', async () => {
+		const table = newTable();
+		const { ledger } = await open(table, 'exec-A');
+		const { send, sent } = sender('task_0', 'task_1');
+		const answers = [await submitIn(ledger, 0, FOX, META, send), await submitIn(ledger, 1, FOX, META, send)];
+		await ledger.close();
+		expect(answers.map((answer) => [answer.taskId, answer.resumed])).toEqual([['task_0', false], ['task_1', false]]);
+		expect(sent).toHaveLength(2);
+		expect(table.rows.map((row) => [row.run_key, String(row.item_key).split('/')[0], row.state, row.task_id])).toEqual([
+			[`${WORKFLOW}/${NODE.id}/0`, '0', 'accepted', 'task_0'],
+			[`${WORKFLOW}/${NODE.id}/0`, '1', 'accepted', 'task_1'],
+		]);
+		expect(String(table.rows[0].item_key).split('/')[1]).toBe(String(table.rows[1].item_key).split('/')[1]);
+	});
+
+	it('the same execution again: the same request is resumed (task id, submitted_at), a changed one paid', async () => {
+		const table = newTable();
+		const first = await open(table, 'exec-A');
+		const accepted = await submitIn(first.ledger, 0, FOX, META, sender('task_fox').send);
+		await first.ledger.close();
+
+		const again = await open(table, 'exec-A');
+		const { send, sent } = sender('task_cat');
+		const resumed = await submitIn(again.ledger, 0, FOX, META, send);
+		const changed = await submitIn(again.ledger, 0, { ...FOX, prompt: 'a cat' }, META, send);
+		await again.ledger.close();
+		expect(resumed).toEqual({ taskId: 'task_fox', resumed: true, acceptedAt: accepted.acceptedAt });
+		expect(changed).toMatchObject({ taskId: 'task_cat', resumed: false });
+		expect(sent).toEqual(['task_cat']);
+		expect(table.rows).toHaveLength(2);
+		expect(table.rows[0].item_key).not.toBe(table.rows[1].item_key);
+	});
+
+	it('another run index of the node is another run: nothing resumed or adopted across it', async () => {
+		const table = newTable();
+		await crashedRun(table, 'exec-A', 'task_run0');
+		// A Retry at run 1 (run 0's row is an orphan), then the same execution's run 1 (run 0's row is its own).
+		for (const [executionId, mode] of [['exec-B', 'retry'], ['exec-A', 'manual']]) {
+			const { ledger } = await open(table, executionId, { mode, runIndex: 1 });
+			const { send, sent } = sender(`task_run1_${executionId}`);
+			expect(await submitIn(ledger, 0, FOX, META, send)).toMatchObject({ resumed: false });
+			await ledger.close();
+			expect(sent).toHaveLength(1);
+		}
+		expect(table.rows.map((row) => row.run_key)).toEqual([0, 1, 1].map((run) => `${WORKFLOW}/${NODE.id}/${run}`));
+		expect(table.rows[0]).toMatchObject({ execution_id: 'exec-A', claims: 0, task_id: 'task_run0' });
+	});
+});
+
+describe('an outcome that may have been paid is never sent again', () => {
+	it('a send with an unknown outcome leaves the row `sending`; the same execution refuses, never sends', async () => {
+		const table = newTable();
+		const first = await open(table, 'exec-A');
+		const reset = Object.assign(new Error('socket hang up'), { context: { [OUTCOME_UNKNOWN]: true } });
+		await expect(submitIn(first.ledger, 0, FOX, META, async () => await Promise.reject(reset))).rejects.toBe(reset);
+		await first.ledger.close();
+		expect(table.rows.map((row) => row.state)).toEqual(['sending']);
+
+		const again = await open(table, 'exec-A');
+		const { send, sent } = sender();
+		const refused = submitIn(again.ledger, 0, FOX, META, send);
+		await expect(refused).rejects.toThrow(NodeOperationError);
+		await expect(refused).rejects.toThrow(/Not resubmitted: an earlier run of this item \(execution exec-A\)/);
+		await again.ledger.close();
+		expect(sent).toEqual([]);
+		expect(table.rows).toHaveLength(1);
+	});
+
+	it('a Retry that adopts an orphan `sending` row claims it and refuses the same way, paying nothing', async () => {
+		const table = newTable();
+		const orphan = await crashedRun(table);
+		Object.assign(orphan, { state: 'sending', task_id: '' });
+		const { ledger } = await open(table, 'exec-B', { mode: 'retry' });
+		const { send, sent } = sender();
+		// The error names the run that died, not this Retry.
+		await expect(submitIn(ledger, 0, FOX, META, send)).rejects.toThrow(/Not resubmitted: an earlier run of this item \(execution exec-A\)/);
+		await ledger.close();
+		expect(sent).toEqual([]);
+		expect(table.rows).toHaveLength(1);
+		expect(orphan).toMatchObject({ execution_id: 'exec-B', claims: 1 });
+	});
+
+	it('a refused send (nothing paid) marks the row `refused`; the next try pays on a new row', async () => {
+		const table = newTable();
+		const { ledger } = await open(table, 'exec-A');
+		const badRequest = Object.assign(new Error('400 invalid duration'), { context: { [OUTCOME_UNKNOWN]: false } });
+		await expect(submitIn(ledger, 0, FOX, META, async () => await Promise.reject(badRequest))).rejects.toBe(badRequest);
+		expect(table.rows.map((row) => row.state)).toEqual(['refused']);
+		await ledger.close();
+
+		const again = await open(table, 'exec-A');
+		const { send, sent } = sender('task_2');
+		expect(await submitIn(again.ledger, 0, FOX, META, send)).toMatchObject({ taskId: 'task_2', resumed: false });
+		await again.ledger.close();
+		expect(sent).toHaveLength(1);
+		expect(table.rows.map((row) => row.state)).toEqual(['refused', 'accepted']);
+	});
+});
+
+describe('a Retry (mode retry) adopts a dead run\'s rows; any other execution pays again', () => {
+	it('an orphan whose lease ran out is claimed by compare-and-set: no send, its task id, resumed', async () => {
+		const table = newTable();
+		const orphan = await crashedRun(table, 'exec-A', 'task_A');
+		const { ledger } = await open(table, 'exec-B', { mode: 'retry' });
+		const { send, sent } = sender();
+		const answer = await submitIn(ledger, 0, FOX, META, send);
+		await ledger.close();
+		expect(answer).toMatchObject({ taskId: 'task_A', resumed: true });
+		expect(answer.acceptedAt).toBe(Date.parse(JSON.parse(String(orphan.detail)).submitted_at));
+		expect(sent).toEqual([]);
+		expect(table.rows).toHaveLength(1);
+		expect(orphan).toMatchObject({ execution_id: 'exec-B', claims: 1, state: 'accepted', task_id: 'task_A' });
+	});
+
+	it('a claim that lost its race moves to the next candidate', async () => {
+		const table = newTable();
+		const orphan = await crashedRun(table, 'exec-A', 'task_A');
+		// A later run of the same lineage handed task_Y out, but its output never reached n8n's database.
+		table.seed({ ...columnsOf(orphan), execution_id: 'exec-Y', state: 'handed', task_id: 'task_Y' });
+		const { ledger } = await open(table, 'exec-B', { mode: 'retry' });
+		// Another Retry claims the accepted row between B's read and B's claim.
+		table.beforeNext('update', () => claimedByC(table, orphan));
+		const { send, sent } = sender();
+		const answer = await submitIn(ledger, 0, FOX, META, send);
+		await ledger.close();
+		expect(answer).toMatchObject({ taskId: 'task_Y', resumed: true });
+		expect(sent).toEqual([]);
+		expect(table.rows.map((row) => [row.task_id, row.execution_id, row.claims])).toEqual([
+			['task_A', 'exec-C', 1],
+			['task_Y', 'exec-B', 1],
+		]);
+	});
+
+	it('a claim that lost its race with no candidate left pays nothing: another live run holds the task', async () => {
+		const table = newTable();
+		const orphan = await crashedRun(table, 'exec-A', 'task_A');
+		const { ledger } = await open(table, 'exec-B', { mode: 'retry' });
+		table.beforeNext('update', () => claimedByC(table, orphan));
+		const { send, sent } = sender('task_B');
+		await expect(submitIn(ledger, 0, FOX, META, send)).rejects.toThrow(/^Not submitted: another run that is still going/);
+		await ledger.close();
+		expect(sent).toEqual([]);
+		expect(table.rows.map((row) => [row.task_id, row.execution_id])).toEqual([['task_A', 'exec-C']]);
+	});
+
+	it('a handed row is adopted only when its run\'s output never reached n8n\'s database', async () => {
+		for (const savedOutput of [false, true]) {
+			const table = newTable();
+			const orphan = await crashedRun(table, 'exec-A', 'task_A');
+			orphan.state = 'handed';
+			const runData = { [NODE.name]: [{ data: { main: [[{ json: { task_id: 'task_A' } }]] } }] };
+			const execution = { resultData: { runData } } as unknown as IRunExecutionData;
+			const saved: Record<string, IRunExecutionData> = savedOutput ? { 'exec-A': execution } : {};
+			const { ledger } = await open(table, 'exec-B', { mode: 'retry', saved });
+			const { send, sent } = sender('task_B');
+			const answer = await submitIn(ledger, 0, FOX, META, send);
+			await ledger.close();
+			expect([answer.taskId, sent.length]).toEqual(savedOutput ? ['task_B', 1] : ['task_A', 0]);
+		}
+	});
+
+	it('a delivered row of a run n8n saved as failed is adopted: its items never went on (Retry of a failed run)', async () => {
+		const table = newTable();
+		const orphan = await crashedRun(table, 'exec-A', 'task_A');
+		orphan.state = 'delivered';
+		const failedRun = { error: { message: 'another item failed' }, data: undefined };
+		const saved = { 'exec-A': { resultData: { runData: { [NODE.name]: [failedRun] } } } as unknown as IRunExecutionData };
+		const { ledger } = await open(table, 'exec-B', { mode: 'retry', saved });
+		const { send, sent } = sender('task_B');
+		expect(await submitIn(ledger, 0, FOX, META, send)).toMatchObject({ taskId: 'task_A', resumed: true });
+		await ledger.close();
+		expect(sent).toEqual([]);
+	});
+
+	it('an unknown outcome Recover reported stays unknown for a Retry: never sent', async () => {
+		const table = newTable();
+		const orphan = await crashedRun(table, 'exec-A', 'task_A');
+		Object.assign(orphan, { state: 'reported', task_id: '' });
+		const { ledger } = await open(table, 'exec-B', { mode: 'retry' });
+		const { send, sent } = sender('task_B');
+		await expect(submitIn(ledger, 0, FOX, META, send)).rejects.toThrow(/^Not resubmitted/);
+		await ledger.close();
+		expect(sent).toEqual([]);
+	});
+
+	it('a new execution that is not a Retry never adopts another execution\'s row: it pays again', async () => {
+		const table = newTable();
+		const orphan = await crashedRun(table, 'exec-A', 'task_A');
+		for (const mode of ['trigger', 'webhook', 'manual']) {
+			const { ledger } = await open(table, `exec-${mode}`, { mode });
+			const { send, sent } = sender(`task_${mode}`);
+			expect(await submitIn(ledger, 0, FOX, META, send)).toMatchObject({ taskId: `task_${mode}`, resumed: false });
+			await ledger.close();
+			expect(sent).toHaveLength(1);
+		}
+		expect(orphan).toMatchObject({ execution_id: 'exec-A', claims: 0 });
+		expect(table.rows).toHaveLength(4);
+	});
+});
+
+describe('a failing Data Table', () => {
+	it('a failed read or write before the send stops the item with a NodeOperationError, nothing sent', async () => {
+		const table = newTable();
+		table.beforeNext('get', () => {
+			throw new Error('SQLITE_ERROR: no such table: data_table_user_tblLedger0001');
+		});
+		const failed = await open(table, 'exec-A').then(() => undefined, (error: unknown) => error);
+		expect(failed).toBeInstanceOf(NodeOperationError);
+		expect((failed as Error).message).toMatch(/could not be read: SQLITE_ERROR: no such table/);
+		expect(table.count('get')).toBe(1);
+		const { ledger } = await open(table, 'exec-A');
+		table.beforeNext('insert', () => {
+			throw new Error('Data table size limit exceeded');
+		});
+		const { send, sent } = sender();
+		const submitted = submitIn(ledger, 0, FOX, META, send);
+		await expect(submitted).rejects.toThrow(/could not be written: Data table size limit exceeded/);
+		await ledger.close();
+		expect(sent).toEqual([]);
+	});
+
+	it('a busy database is run again: the row written once, one POST; a lasting one fails the item, nothing sent', async () => {
+		const table = newTable();
+		const { ledger } = await open(table, 'exec-A');
+		table.beforeNext('insert', () => {
+			throw new Error('SQLITE_BUSY: database is locked');
+		});
+		table.beforeNext('insert', () => {
+			throw new Error('SQLITE_BUSY: database is locked');
+		});
+		table.beforeNext('update', () => {
+			throw new Error('database is locked');
+		});
+		const { send, sent } = sender('task_once');
+		expect(await submitIn(ledger, 0, FOX, META, send)).toMatchObject({ taskId: 'task_once' });
+		expect(sent).toEqual(['task_once']);
+		expect(table.count('insert')).toBe(3);
+		expect(table.rows.map((row) => [row.state, row.task_id])).toEqual([['accepted', 'task_once']]);
+
+		table.before.push((call) => {
+			if (call.kind === 'insert') throw new Error('SQLITE_BUSY: database is locked');
+		});
+		const again = sender();
+		const failed = submitIn(ledger, 1, { ...FOX, prompt: 'a heron' }, META, again.send);
+		await expect(failed).rejects.toThrow(new RegExp(`could not be written: SQLITE_BUSY.*\\(${TABLE_ATTEMPTS} attempts\\)`));
+		await ledger.close();
+		expect(again.sent).toEqual([]);
+		expect(table.count('insert')).toBe(3 + TABLE_ATTEMPTS);
+	});
+
+	// n8n 1.x on SQLite without a pool loses count of overlapping transactions: what it writes next may never be
+	// committed (the 1.x e2e lost rows the table had shown, CI of ed6b919). Not run again; the error says what to set.
+	// Both words TypeORM uses once its count is lost: a commit that finds no transaction, a begin inside one.
+	it.each([
+		'Transaction is not started yet, start transaction before committing or rolling it back.',
+		'SQLITE_ERROR: cannot start a transaction within a transaction',
+	])('a lost transaction count (n8n 1.x, SQLite without a pool: "%s") is not run again: the error names the setting', async (lost) => {
+		const table = newTable();
+		const { ledger } = await open(table, 'exec-A');
+		table.beforeNext('insert', () => {
+			throw new Error(lost);
+		});
+		const { send, sent } = sender();
+		const failed = await submitIn(ledger, 0, FOX, META, send).then(() => undefined, (error: unknown) => error);
+		await ledger.close();
+		expect(failed).toBeInstanceOf(NodeOperationError);
+		expect((failed as NodeOperationError).message).toContain(`could not be written: ${lost}`);
+		expect((failed as NodeOperationError).description).toMatch(/DB_SQLITE_POOL_SIZE.*PostgreSQL/);
+		expect(sent).toEqual([]);
+		expect(table.count('insert')).toBe(1);
+	});
+
+	it('a failed write after the service accepted does not lose the task id; the failure is logged', async () => {
+		const table = newTable();
+		const { ledger, warnings } = await open(table, 'exec-A');
+		table.beforeNext('update', () => {
+			throw new Error('connection lost');
+		});
+		const answer = await submitIn(ledger, 0, FOX, META, sender('task_kept').send);
+		expect(answer).toMatchObject({ taskId: 'task_kept', resumed: false });
+		await ledger.close();
+		expect(warnings.join('\n')).toMatch(/row 1 not updated to "accepted".*connection lost/);
+		expect(table.rows[0].state).toBe('sending');
+	});
+
+	it('the item\'s settled write repairs a row whose accepted write failed: its task id is recorded after all', async () => {
+		const table = newTable();
+		const { ledger } = await open(table, 'exec-A');
+		table.beforeNext('update', () => {
+			throw new Error('connection lost');
+		});
+		await submitIn(ledger, 0, FOX, META, sender('task_kept').send);
+		await ledger.settled(0, 'task_kept', 'delivered');
+		await ledger.close();
+		expect(table.rows.map((row) => [row.state, row.task_id])).toEqual([['delivered', 'task_kept']]);
+	});
+});
+
+describe('the window of an unrecorded task stays small', () => {
+	it('no other item\'s POST starts in its lane while an accepted task\'s write is still pending', async () => {
+		const table = newTable();
+		const { ledger } = await open(table, 'exec-A');
+		let release: () => void = () => undefined;
+		const held = new Promise<void>((resolve) => (release = resolve));
+		// The first accepted write hangs (a slow database) until released.
+		table.beforeNext('update', async () => await held);
+		const [lane0, lane1] = [0, 1].map((itemIndex) => ledger.lane({ itemIndex, gate: direct }));
+		const posted: string[] = [];
+		let firstAnswered: () => void = () => undefined;
+		const answered = new Promise<void>((resolve) => (firstAnswered = resolve));
+		const first = ledger.submit(0, FOX, META, async () => {
+			const taskId = await lane0.gate(async () => (posted.push('task_1'), 'task_1'));
+			firstAnswered();
+			return taskId;
+		});
+		// The second item reaches its lane once the first task was accepted (as a lane of Max Concurrency 1 would).
+		const second = ledger.submit(1, FOX, META, async () => {
+			await answered;
+			return await lane1.gate(async () => (posted.push('task_2'), 'task_2'));
+		});
+		await new Promise((resolve) => setTimeout(resolve, 30));
+		expect(posted).toEqual(['task_1']);
+		release();
+		await Promise.all([first, second]);
+		await ledger.close();
+		expect(posted).toEqual(['task_1', 'task_2']);
+		expect(table.rows.map((row) => row.state)).toEqual(['accepted', 'accepted']);
+	});
+});
+
+describe('one task at a time in the window', () => {
+	it('two items in their lanes at once: the second POST waits for the first task\'s accepted write', async () => {
+		const table = newTable();
+		const { ledger } = await open(table, 'exec-A');
+		const events: string[] = [];
+		// A database that takes its time: each write 5 ms.
+		table.before.push(async (call) => {
+			await new Promise((resolve) => setTimeout(resolve, 5));
+			if (call.kind === 'update') events.push(`write ${call.items.map((item) => (item.set as IDataObject).task_id).join(',')}`);
+		});
+		const post = (taskId: string) => async () => (events.push(`post ${taskId}`), taskId);
+		await Promise.all([
+			submitIn(ledger, 0, FOX, META, post('task_1')),
+			submitIn(ledger, 1, FOX, META, post('task_2')),
+		]);
+		await ledger.close();
+		// (The close's lease write names no task.)
+		expect(events.filter((event) => event !== 'write ')).toEqual(['post task_1', 'write task_1', 'post task_2', 'write task_2']);
+	});
+});
+
+describe('group commit: writes that come at the same time share one sub-workflow run; submissions do not', () => {
+	it('5 concurrent submissions: each task\'s insert and accepted write in turn (one task at a time in the window)', async () => {
+		const table = newTable();
+		const { ledger } = await open(table, 'exec-A');
+		// A sub-workflow run takes a few milliseconds in n8n (an execution row, several statements), never none.
+		table.before.push(async () => await new Promise((resolve) => setTimeout(resolve, 5)));
+		const answers = await Promise.all(
+			[0, 1, 2, 3, 4].map(async (index) => await submitIn(ledger, index, FOX, META, async () => `task_${index}`)),
+		);
+		await ledger.close();
+		expect(answers.map((answer) => answer.taskId)).toEqual(['task_0', 'task_1', 'task_2', 'task_3', 'task_4']);
+		// The window (row, POST, accepted write) holds one task at a time: every write goes alone.
+		expect(table.count('insert')).toBe(5);
+		const inserts = table.calls.filter((call) => call.kind === 'insert');
+		const accepts = (call: FakeCall) => call.items.some((item) => (item.set as IDataObject)?.state === 'accepted');
+		const accepted = table.calls.filter(accepts);
+		// In turn: insert, accepted write, next insert…
+		expect(table.calls.filter((call) => call.kind === 'insert' || accepts(call)).map((call) => call.kind)).toEqual(
+			[0, 1, 2, 3, 4].flatMap(() => ['insert', 'update']),
+		);
+		expect(accepted.length).toBe(5);
+		expect([inserts, accepted].map((calls) => calls.flatMap((call) => call.items).length)).toEqual([5, 5]);
+		expect(table.rows.map((row) => [String(row.item_key).split('/')[0], row.state, row.task_id])).toEqual(
+			[0, 1, 2, 3, 4].map((index) => [String(index), 'accepted', `task_${index}`]),
+		);
+	});
+
+	it('GroupCommit: the first at once, the rest together, each its own answer; a failure fails its group', async () => {
+		const flushes: number[][] = [];
+		const group = new GroupCommit<number, number>(async (inputs) => {
+			flushes.push(inputs);
+			if (inputs.includes(13)) throw new Error('unlucky');
+			return inputs.map((input) => input * 10);
+		});
+		const first = await Promise.all([1, 2, 3, 4, 5].map(async (input) => await group.run(input)));
+		expect(first).toEqual([10, 20, 30, 40, 50]);
+		expect(flushes).toEqual([[1], [2, 3, 4, 5]]);
+		const mixed = await Promise.allSettled([group.run(6), group.run(13), group.run(7)]);
+		expect(mixed.map((end) => end.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+		expect(await group.run(8)).toBe(80);
+		expect(flushes.slice(2)).toEqual([[6], [13, 7], [8]]);
+	});
+});
+
+describe('leases', () => {
+	it('close sets lease_until 0 on the run\'s own rows only', async () => {
+		const table = newTable();
+		const other = await crashedRun(table, 'exec-Z', 'task_Z');
+		other.lease_until = 12345;
+		const { ledger } = await open(table, 'exec-A');
+		await submitIn(ledger, 0, { ...FOX, prompt: 'a cat' }, META, sender('task_cat').send);
+		await submitIn(ledger, 1, { ...FOX, prompt: 'a dog' }, META, sender('task_dog').send);
+		expect(table.rows.slice(1).every((row) => Number(row.lease_until) > Date.now() + LEASE_MS - 5_000)).toBe(true);
+		await ledger.close();
+		expect(table.rows.map((row) => [row.execution_id, row.lease_until])).toEqual([
+			['exec-Z', 12345],
+			['exec-A', 0],
+			['exec-A', 0],
+		]);
+	});
+
+	it('a run that wrote no row closes without a write', async () => {
+		const table = newTable();
+		const { ledger } = await open(table, 'exec-A');
+		await ledger.close();
+		expect(table.calls.map((call) => call.kind)).toEqual(['get']);
+	});
+
+	describe('with jest\'s fake clock', () => {
+		beforeEach(() => jest.useFakeTimers({ now: new Date('2026-11-26T12:00:00Z') }));
+		afterEach(() => jest.useRealTimers());
+
+		it('a running holder renews its leases every third of LEASE_MS, and stops when closed', async () => {
+			const table = newTable();
+			const { ledger } = await open(table, 'exec-A');
+			await submitIn(ledger, 0, FOX, META, sender('task_A').send);
+			const start = Date.now();
+			expect(table.rows[0].lease_until).toBe(start + LEASE_MS);
+			await jest.advanceTimersByTimeAsync(LEASE_MS / 3);
+			expect(table.rows[0].lease_until).toBe(start + LEASE_MS / 3 + LEASE_MS);
+			await jest.advanceTimersByTimeAsync(LEASE_MS / 3);
+			expect(table.rows[0].lease_until).toBe(start + (2 * LEASE_MS) / 3 + LEASE_MS);
+			await ledger.close();
+			const writes = table.count('update');
+			await jest.advanceTimersByTimeAsync(2 * LEASE_MS);
+			expect(table.count('update')).toBe(writes);
+			expect(table.rows[0].lease_until).toBe(0);
+		});
+
+		it('a Retry waits out a lease still running: adopts if nobody renewed it, pays nothing if the holder did', async () => {
+			for (const holderAlive of [false, true]) {
+				const table = newTable();
+				const orphan = await crashedRun(table, 'exec-A', 'task_A');
+				orphan.lease_until = Date.now() + 10_000;
+				const { ledger } = await open(table, 'exec-B', { mode: 'retry' });
+				const { send, sent } = sender('task_B');
+				const answer = submitIn(ledger, 0, FOX, META, send).then(
+					(submission) => submission.taskId,
+					(error: Error) => error.message,
+				);
+				await jest.advanceTimersByTimeAsync(5_000);
+				expect(sent).toEqual([]);
+				if (holderAlive) orphan.lease_until = Date.now() + LEASE_MS;
+				await jest.advanceTimersByTimeAsync(6_000);
+				expect(await answer).toMatch(holderAlive ? /^Not submitted: another run that is still going/ : /^task_A$/);
+				await ledger.close();
+				expect(sent).toEqual([]);
+			}
+		});
+	});
+});
