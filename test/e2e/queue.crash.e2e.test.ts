@@ -70,8 +70,12 @@ describe('task ledger in queue mode: a worker killed while submitting, then Retr
 		);
 		expect(dead.status).toMatch(/crashed|error/);
 		const before = await ledgerRows(main, cookie, table);
-		// 8 recorded tasks and the 9th written before its POST; the 15 items still waiting for the slot wrote nothing.
-		expect(before.map((row) => row.state).sort()).toEqual([...Array(KILL_AFTER).fill('accepted'), 'sending']);
+		// 8 recorded tasks, the 9th `sending` before its POST; the 15 items still waiting for the slot are `planned`
+		// (nothing sent: neither Retry nor Recover takes them for paid).
+		const waiting = PROMPTS.length - KILL_AFTER - 1;
+		expect(before.map((row) => row.state).sort()).toEqual(
+			[...Array(KILL_AFTER).fill('accepted'), ...Array(waiting).fill('planned'), 'sending'].sort(),
+		);
 
 		const retry = await timed('run', 'retry', () => main.rest('POST', `/rest/executions/${dead.id}/retry`, { cookie, body: { loadWorkflow: false } }));
 		expect(retry.status).toBe(200);

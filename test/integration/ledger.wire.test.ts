@@ -9,7 +9,7 @@ import type { IDataObject, INodeExecutionData, WorkflowExecuteMode } from 'n8n-w
 
 import { runWorkflow } from '../harness/engine';
 import type { RunResult } from '../harness/engine';
-import { LEDGER_COLUMNS } from '../../nodes/shared/ledger/taskLedger';
+import { LEDGER_COLUMNS } from '../../nodes/shared/ledger/ledgerTable';
 import { FakeDataTable } from '../support/fakeDataTable';
 import { generateParams } from '../support/faultTable';
 import { FAST } from '../support/videoRun';

@@ -4,7 +4,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { recoverTasks } from '../../nodes/shared/ledger/recovery';
-import { LEDGER_COLUMNS } from '../../nodes/shared/ledger/taskLedger';
+import { LEDGER_COLUMNS } from '../../nodes/shared/ledger/ledgerTable';
 import { FakeDataTable } from '../support/fakeDataTable';
 
 const TABLE = 'tblRecover001';

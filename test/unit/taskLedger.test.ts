@@ -5,9 +5,11 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, IRunExecutionData } from 'n8n-workflow';
 
 import { GroupCommit } from '../../nodes/shared/ledger/groupCommit';
+import { recoverTasks } from '../../nodes/shared/ledger/recovery';
 import { TABLE_ATTEMPTS, tableWorkflow } from '../../nodes/shared/ledger/tableRun';
 import type { TableOp } from '../../nodes/shared/ledger/tableRun';
-import { LEASE_MS, LEDGER_COLUMNS, openLedger } from '../../nodes/shared/ledger/taskLedger';
+import { LEDGER_COLUMNS } from '../../nodes/shared/ledger/ledgerTable';
+import { LEASE_MS, openLedger } from '../../nodes/shared/ledger/taskLedger';
 import type { TaskLedger } from '../../nodes/shared/ledger/taskLedger';
 import { OUTCOME_UNKNOWN } from '../../nodes/shared/transport/errors';
 import type { Lane } from '../../nodes/shared/transport/lane';
@@ -75,7 +77,20 @@ async function submitIn(
 	meta: typeof META,
 	send: () => Promise<string>,
 ) {
-	return await ledger.submit(itemIndex, request, meta, async () => await ledger.lane({ itemIndex, gate: direct }).gate(send));
+	return await ledger.submit(request, meta, { itemIndex, gate: direct }, async (lane) => await lane.gate(send));
+}
+
+/** Whether a table call writes a row's `accepted` state. */
+const accepts = (call: FakeCall) => call.items.some((item) => (item.set as IDataObject)?.state === 'accepted');
+
+/** The first write of an `accepted` state fails (the database went away after the service answered). */
+function failAccepted(table: FakeDataTable): void {
+	let failed = false;
+	table.before.push((call) => {
+		if (failed || !accepts(call)) return;
+		failed = true;
+		throw new Error('connection lost');
+	});
 }
 
 /** The holders of these rows died long ago: their leases have run out. */
@@ -407,9 +422,7 @@ describe('a failing Data Table', () => {
 	it('a failed write after the service accepted does not lose the task id; the failure is logged', async () => {
 		const table = newTable();
 		const { ledger, warnings } = await open(table, 'exec-A');
-		table.beforeNext('update', () => {
-			throw new Error('connection lost');
-		});
+		failAccepted(table);
 		const answer = await submitIn(ledger, 0, FOX, META, sender('task_kept').send);
 		expect(answer).toMatchObject({ taskId: 'task_kept', resumed: false });
 		await ledger.close();
@@ -417,14 +430,12 @@ describe('a failing Data Table', () => {
 		expect(table.rows[0].state).toBe('sending');
 	});
 
-	it('the item\'s settled write repairs a row whose accepted write failed: its task id is recorded after all', async () => {
+	it('the run\'s closing write repairs a row whose accepted write failed: its task id is recorded after all', async () => {
 		const table = newTable();
 		const { ledger } = await open(table, 'exec-A');
-		table.beforeNext('update', () => {
-			throw new Error('connection lost');
-		});
+		failAccepted(table);
 		await submitIn(ledger, 0, FOX, META, sender('task_kept').send);
-		await ledger.settled(0, 'task_kept', 'delivered');
+		ledger.settled(0, 'task_kept', 'delivered');
 		await ledger.close();
 		expect(table.rows.map((row) => [row.state, row.task_id])).toEqual([['delivered', 'task_kept']]);
 	});
@@ -437,20 +448,24 @@ describe('the window of an unrecorded task stays small', () => {
 		let release: () => void = () => undefined;
 		const held = new Promise<void>((resolve) => (release = resolve));
 		// The first accepted write hangs (a slow database) until released.
-		table.beforeNext('update', async () => await held);
-		const [lane0, lane1] = [0, 1].map((itemIndex) => ledger.lane({ itemIndex, gate: direct }));
+		let hung = false;
+		table.before.push(async (call) => {
+			if (hung || !accepts(call)) return;
+			hung = true;
+			await held;
+		});
 		const posted: string[] = [];
 		let firstAnswered: () => void = () => undefined;
 		const answered = new Promise<void>((resolve) => (firstAnswered = resolve));
-		const first = ledger.submit(0, FOX, META, async () => {
-			const taskId = await lane0.gate(async () => (posted.push('task_1'), 'task_1'));
+		const first = ledger.submit(FOX, META, { itemIndex: 0, gate: direct }, async (lane) => {
+			const taskId = await lane.gate(async () => (posted.push('task_1'), 'task_1'));
 			firstAnswered();
 			return taskId;
 		});
 		// The second item reaches its lane once the first task was accepted (as a lane of Max Concurrency 1 would).
-		const second = ledger.submit(1, FOX, META, async () => {
+		const second = ledger.submit(FOX, META, { itemIndex: 1, gate: direct }, async (lane) => {
 			await answered;
-			return await lane1.gate(async () => (posted.push('task_2'), 'task_2'));
+			return await lane.gate(async () => (posted.push('task_2'), 'task_2'));
 		});
 		await new Promise((resolve) => setTimeout(resolve, 30));
 		expect(posted).toEqual(['task_1']);
@@ -470,7 +485,8 @@ describe('one task at a time in the window', () => {
 		// A database that takes its time: each write 5 ms.
 		table.before.push(async (call) => {
 			await new Promise((resolve) => setTimeout(resolve, 5));
-			if (call.kind === 'update') events.push(`write ${call.items.map((item) => (item.set as IDataObject).task_id).join(',')}`);
+			const set = (item: IDataObject) => item.set as IDataObject;
+			if (call.kind === 'update') events.push(`write ${call.items.map((item) => `${set(item).state}:${set(item).task_id}`).join(',')}`);
 		});
 		const post = (taskId: string) => async () => (events.push(`post ${taskId}`), taskId);
 		await Promise.all([
@@ -478,38 +494,110 @@ describe('one task at a time in the window', () => {
 			submitIn(ledger, 1, FOX, META, post('task_2')),
 		]);
 		await ledger.close();
-		// (The close's lease write names no task.)
-		expect(events.filter((event) => event !== 'write ')).toEqual(['post task_1', 'write task_1', 'post task_2', 'write task_2']);
+		// The second row turns `sending` in the same write that records the first task: one write per task. The close
+		// writes both rows once more (their leases let go).
+		expect(events).toEqual([
+			'write sending:',
+			'post task_1',
+			'write accepted:task_1,sending:',
+			'post task_2',
+			'write accepted:task_2',
+			'write accepted:task_1,accepted:task_2',
+		]);
 	});
 });
 
-describe('group commit: writes that come at the same time share one sub-workflow run; submissions do not', () => {
-	it('5 concurrent submissions: each task\'s insert and accepted write in turn (one task at a time in the window)', async () => {
+describe('cost: one sub-workflow run per task, and four per node run', () => {
+	it('5 concurrent submissions planned as Generate plans them: one insert, one write per task, in turn', async () => {
 		const table = newTable();
 		const { ledger } = await open(table, 'exec-A');
 		// A sub-workflow run takes a few milliseconds in n8n (an execution row, several statements), never none.
 		table.before.push(async () => await new Promise((resolve) => setTimeout(resolve, 5)));
+		const items = [0, 1, 2, 3, 4];
+		const request = (index: number) => ({ ...FOX, prompt: `a fox, take ${index}` });
+		await ledger.plan(items.map((itemIndex) => ({ itemIndex, request: request(itemIndex), meta: META })));
+		expect(table.rows.map((row) => row.state)).toEqual(items.map(() => 'planned'));
+		const posted: number[] = [];
 		const answers = await Promise.all(
-			[0, 1, 2, 3, 4].map(async (index) => await submitIn(ledger, index, FOX, META, async () => `task_${index}`)),
+			items.map(async (index) => await submitIn(ledger, index, request(index), META, async () => {
+				// Every row before this one is recorded, this one is `sending`, none after it is: one task in the window.
+				expect(table.rows.map((row) => row.state)).toEqual(
+					items.map((other) => (other < index ? 'accepted' : other === index ? 'sending' : 'planned')),
+				);
+				posted.push(index);
+				return `task_${index}`;
+			})),
 		);
 		await ledger.close();
-		expect(answers.map((answer) => answer.taskId)).toEqual(['task_0', 'task_1', 'task_2', 'task_3', 'task_4']);
-		// The window (row, POST, accepted write) holds one task at a time: every write goes alone.
-		expect(table.count('insert')).toBe(5);
-		const inserts = table.calls.filter((call) => call.kind === 'insert');
-		const accepts = (call: FakeCall) => call.items.some((item) => (item.set as IDataObject)?.state === 'accepted');
-		const accepted = table.calls.filter(accepts);
-		// In turn: insert, accepted write, next insert…
-		expect(table.calls.filter((call) => call.kind === 'insert' || accepts(call)).map((call) => call.kind)).toEqual(
-			[0, 1, 2, 3, 4].flatMap(() => ['insert', 'update']),
-		);
-		expect(accepted.length).toBe(5);
-		expect([inserts, accepted].map((calls) => calls.flatMap((call) => call.items).length)).toEqual([5, 5]);
-		expect(table.rows.map((row) => [String(row.item_key).split('/')[0], row.state, row.task_id])).toEqual(
-			[0, 1, 2, 3, 4].map((index) => [String(index), 'accepted', `task_${index}`]),
+		expect(posted).toEqual(items);
+		expect(answers.map((answer) => answer.taskId)).toEqual(items.map((index) => `task_${index}`));
+		// Read, plan; the first `sending`; each task's `accepted` with the next one's `sending`; the close.
+		expect(table.calls.map((call) => [call.kind, call.items.length])).toEqual([
+			['get', 1],
+			['insert', 5],
+			['update', 1],
+			['update', 2],
+			['update', 2],
+			['update', 2],
+			['update', 2],
+			['update', 1],
+			['update', 5],
+		]);
+		expect(table.calls.filter(accepts)).toHaveLength(5 + 1);
+		expect(table.rows.map((row) => [String(row.item_key).split('/')[0], row.state, row.task_id, row.lease_until])).toEqual(
+			items.map((index) => [String(index), 'accepted', `task_${index}`, 0]),
 		);
 	});
 
+	it('a request that already has a row is not planned again; an item without a planned row inserts its own', async () => {
+		const table = newTable();
+		await crashedRun(table, 'exec-A', 'task_A');
+		const { ledger } = await open(table, 'exec-B', { mode: 'retry' });
+		await ledger.plan([
+			{ itemIndex: 0, request: FOX, meta: META },
+			{ itemIndex: 1, request: { ...FOX, prompt: 'a hare' }, meta: META },
+		]);
+		expect(table.calls.filter((call) => call.kind === 'insert').map((call) => call.items.length)).toEqual([1, 1]);
+		const { send, sent } = sender('task_hare');
+		expect(await submitIn(ledger, 0, FOX, META, send)).toMatchObject({ taskId: 'task_A', resumed: true });
+		expect(await submitIn(ledger, 1, { ...FOX, prompt: 'a hare' }, META, send)).toMatchObject({ taskId: 'task_hare' });
+		expect(await submitIn(ledger, 2, { ...FOX, prompt: 'an owl' }, META, send)).toMatchObject({ taskId: 'task_1' });
+		await ledger.close();
+		expect(sent).toEqual(['task_hare', 'task_1']);
+		expect(table.rows.map((row) => [row.execution_id, row.state, row.task_id])).toEqual([
+			['exec-B', 'accepted', 'task_A'],
+			['exec-B', 'accepted', 'task_hare'],
+			['exec-B', 'accepted', 'task_1'],
+		]);
+	});
+
+	it('a planned row is nothing paid: the same execution submits it, a Retry and Recover leave it alone', async () => {
+		const table = newTable();
+		const first = await open(table, 'exec-A');
+		await first.ledger.plan([{ itemIndex: 0, request: FOX, meta: META }]);
+		await first.ledger.close();
+		expect(table.rows.map((row) => row.state)).toEqual(['planned']);
+		expect(await recoverTasks(contextFor(table, 'exec-R', {}).ctx, TABLE, WORKFLOW)).toEqual({ tasks: [], unknownOutcomes: [] });
+		// A Retry finds nothing paid to adopt: it pays, on a row of its own.
+		const retry = await open(table, 'exec-B', { mode: 'retry' });
+		const retried = sender('task_retry');
+		expect(await submitIn(retry.ledger, 0, FOX, META, retried.send)).toMatchObject({ taskId: 'task_retry', resumed: false });
+		await retry.ledger.close();
+		expect(retried.sent).toEqual(['task_retry']);
+		// Retry On Fail: the same execution sends its planned row's request once, on that row.
+		const again = await open(table, 'exec-A');
+		const { send, sent } = sender('task_once');
+		expect(await submitIn(again.ledger, 0, FOX, META, send)).toMatchObject({ taskId: 'task_once', resumed: false });
+		await again.ledger.close();
+		expect(sent).toEqual(['task_once']);
+		expect(table.rows.map((row) => [row.execution_id, row.state, row.task_id])).toEqual([
+			['exec-A', 'accepted', 'task_once'],
+			['exec-B', 'accepted', 'task_retry'],
+		]);
+	});
+});
+
+describe('group commit: writes that come at the same time share one sub-workflow run', () => {
 	it('GroupCommit: the first at once, the rest together, each its own answer; a failure fails its group', async () => {
 		const flushes: number[][] = [];
 		const group = new GroupCommit<number, number>(async (inputs) => {

@@ -126,9 +126,8 @@ async function submitGuarded(
 	lane: Lane,
 	ledger: TaskLedger | undefined,
 ): Promise<{ taskId: string; resumed: boolean; acceptedAt: number }> {
-	// With a ledger, no POST starts while another item's accepted task is still being recorded (TaskLedger.lane).
-	const send = async () => await submitTask(ctx, body, ledger ? ledger.lane(lane) : lane);
-	const meta = { model: body.model, prompt: String(body.prompt ?? '') };
+	// With a ledger, no POST starts while another item's accepted task is still being recorded (its own lane).
+	const send = async (sendLane: Lane) => await submitTask(ctx, body, sendLane);
 	const { value, resumed, acceptedAt } = await submitOnce(ctx, {
 		scope,
 		itemIndex: lane.itemIndex,
@@ -137,8 +136,8 @@ async function submitGuarded(
 		noun: 'video',
 		send: async () =>
 			ledger
-				? await ledger.submit(lane.itemIndex, guardRequest, meta, send)
-				: { taskId: await send(), resumed: false, acceptedAt: Date.now() },
+				? await ledger.submit(guardRequest, ledgerMeta(body), lane, send)
+				: { taskId: await send(lane), resumed: false, acceptedAt: Date.now() },
 	});
 	// An accepted task reused by Retry On Fail was first accepted (or adopted) by the earlier try.
 	return {
@@ -147,6 +146,9 @@ async function submitGuarded(
 		acceptedAt: resumed ? acceptedAt : value.acceptedAt,
 	};
 }
+
+/** What a ledger row says of its task besides its id (Recover lists it). */
+const ledgerMeta = (body: VideoRequestBody) => ({ model: body.model, prompt: String(body.prompt ?? '') });
 
 /** Adds which model and task an error concerns, for the error item under Continue On Fail. */
 function withTaskContext(error: unknown, details: IDataObject): unknown {
@@ -185,6 +187,12 @@ export const operation: Operation<GenerateRun> = {
 		const scope = guardScope(ctx);
 		const options = ctx.getNodeParameter('options', 0, {}) as IDataObject;
 		const ledger = await openLedger(ctx, String(options.taskLedger ?? ''), scope.runIndex);
+		// One write for the rows of every item that will be paid for (not per item: the ledger's cost is per write).
+		await ledger?.plan(
+			prepared.flatMap((entry, itemIndex) =>
+				'error' in entry ? [] : [{ itemIndex, request: entry.guardRequest, meta: ledgerMeta(entry.body) }],
+			),
+		);
 		// Without Continue On Fail the first failing item fails the run: stop paying and waiting then, and report every task.
 		return { prepared, waitFields, scope, report: new RunReport(ctx), ledger };
 	},
@@ -212,7 +220,7 @@ export const operation: Operation<GenerateRun> = {
 				...(ledger ? { ledger_table: ledger.scope.tableId } : {}),
 			});
 			if (!(ctx.getNodeParameter('waitForCompletion', itemIndex, true) as boolean)) {
-				await ledger?.settled(itemIndex, taskId, 'handed');
+				ledger?.settled(itemIndex, taskId, 'handed');
 				return {
 					json: { ...details, status: 'SUBMITTED' },
 					pairedItem: { item: itemIndex },
@@ -225,7 +233,7 @@ export const operation: Operation<GenerateRun> = {
 				...report.waitHooks(itemIndex),
 			});
 			const item = await completeTask(ctx, taskId, wait, readTaskOutput(ctx, itemIndex, details));
-			await ledger?.settled(itemIndex, taskId, 'delivered');
+			ledger?.settled(itemIndex, taskId, 'delivered');
 			return report.finished(itemIndex, item);
 		} catch (error) {
 			// An item not submitted because the run was failing is recorded as such by its lane.

@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { LEDGER_ITEM_ONLY } from '../../shared/ledger/taskLedger';
+import { LEDGER_ITEM_ONLY } from '../../shared/ledger/ledgerErrors';
 import { asNodeError } from '../../shared/transport/errors';
 import type { Lane } from '../../shared/transport/lane';
 import type { TaskWait } from '../task/taskWait';

@@ -12,9 +12,17 @@ export class GroupCommit<In, Out> {
 	constructor(private readonly flush: (inputs: In[]) => Promise<Out[]>) {}
 
 	async run(input: In): Promise<Out> {
-		const answer = new Promise<Out>((resolve, reject) => this.waiting.push({ input, resolve, reject }));
+		const [answer] = await this.runAll([input]);
+		return answer;
+	}
+
+	/** Several inputs that always go in one write together (and with whatever else waits then). */
+	async runAll(inputs: In[]): Promise<Out[]> {
+		const answers = inputs.map(
+			(input) => new Promise<Out>((resolve, reject) => this.waiting.push({ input, resolve, reject })),
+		);
 		if (!this.running) void this.drain();
-		return await answer;
+		return await Promise.all(answers);
 	}
 
 	private async drain(): Promise<void> {

@@ -1,7 +1,8 @@
 import type { IDataObject, IExecuteFunctions, IRunExecutionData } from 'n8n-workflow';
 
-import { BY_CLAIM, detailOf, eq, handedOn, LedgerTable } from './taskLedger';
-import type { LedgerRow } from './taskLedger';
+import { BY_CLAIM, detailOf, eq, LedgerTable } from './ledgerTable';
+import type { LedgerRow } from './ledgerTable';
+import { handedOn } from './taskLedger';
 
 /**
  * Recover: the paid tasks of a workflow that no run took to the end. A row is recoverable when its holder is gone

@@ -1,4 +1,3 @@
-import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, IRunExecutionData } from 'n8n-workflow';
 
 import type { Lane } from '../transport/lane';
@@ -6,46 +5,22 @@ import { abortableSleep } from '../transport/wait';
 import { waitFor } from '../transport/transport';
 import { maySendAgain } from '../transport/retry';
 import { fingerprint } from '../run/submissionGuard';
-import { GroupCommit } from './groupCommit';
-import { runTable } from './tableRun';
-import type { Condition, TableCall, TableOp } from './tableRun';
+import { takenByAnother, unknownOutcome } from './ledgerErrors';
+import { BY_CLAIM, BY_ID, detailOf, eq, LedgerTable } from './ledgerTable';
+import type { LedgerRow, LedgerState, RowChange } from './ledgerTable';
 
 /**
- * The task ledger: every paid video task is written to an n8n Data Table the moment before it is sent and the moment
- * the service accepts it, so that a worker killed at any point leaves the task's id where every worker and the main
- * can read it. Retry of the crashed execution adopts those tasks instead of paying again; Recover lists those nobody
- * took. The identity, the claim protocol and what each kill leaves: docs/queue-mode.md, docs/design/dead-worker.md.
+ * The task ledger: every paid video task is a row of an n8n Data Table, `sending` before its POST and `accepted` with
+ * its id the moment the service accepts it, so that a worker killed at any point leaves the task's id where every
+ * worker and the main can read it. Retry of the crashed execution adopts those tasks instead of paying again; Recover
+ * lists those nobody took. The identity, the claim protocol and what each kill leaves: docs/queue-mode.md,
+ * docs/design/dead-worker.md.
+ *
+ * What it costs (a sub-workflow run is an n8n execution and a few dozen database statements): one read and one
+ * insert of `planned` rows when the run starts, one write per task (its `accepted` state and the next task's
+ * `sending` state go together), a lease renewal every LEASE_MS / 3 while the run lasts, and one write when it ends
+ * (what each task came to, and the leases let go).
  */
-
-/**
- * `sending` → `accepted` → `handed` (its id went to the output) / `delivered` (its video too); `refused`: nothing
- * paid; `recovered`: Recover handed its id on; `reported`: an unknown outcome Recover listed.
- */
-type LedgerState = 'sending' | 'accepted' | 'handed' | 'delivered' | 'refused' | 'recovered' | 'reported';
-
-export interface LedgerRow {
-	id: number;
-	workflow_id: string;
-	/** workflow/node id/run index: one run of one Generate node. */
-	run_key: string;
-	/** item index/request fingerprint: one paid request of that run. */
-	item_key: string;
-	/** The execution holding the row now. */
-	execution_id: string;
-	state: LedgerState;
-	task_id: string;
-	/** Epoch ms: the holder is alive until then (it renews while it runs). */
-	lease_until: number;
-	/** Compare-and-set counter: a claim changes the row only if nobody claimed it since it was read. */
-	claims: number;
-	/** JSON: node_name, item_index, model, prompt (cut), submitted_at. */
-	detail: string;
-}
-
-export const LEDGER_COLUMNS = {
-	string: ['workflow_id', 'run_key', 'item_key', 'execution_id', 'state', 'task_id', 'detail'],
-	number: ['lease_until', 'claims'],
-} as const;
 
 /** A holder that stops renewing is taken for dead after this long; it renews every third of it. */
 export const LEASE_MS = 60_000;
@@ -74,148 +49,29 @@ interface SubmissionMeta {
 	prompt: string;
 }
 
-/** An item's row before it is written: its columns, then the insert once it started. */
-interface Intent {
-	fields: IDataObject;
-	row?: Promise<LedgerRow>;
+/** One item the run will submit: what `plan` writes a `planned` row for. */
+interface PlannedSubmission {
+	itemIndex: number;
+	request: unknown;
+	meta: SubmissionMeta;
 }
 
-export const eq = (column: string): Condition => ({ column, condition: 'eq' });
-const BY_ID = [eq('id')];
-export const BY_CLAIM = [eq('id'), eq('claims')];
+/** An item waiting for the window, with its row (not yet `sending`). */
+interface Waiter {
+	itemIndex: number;
+	row: LedgerRow;
+	resolve: () => void;
+	reject: (error: unknown) => void;
+}
+
 /** The rows one execution holds in one node run. */
 const HELD = [eq('run_key'), eq('execution_id')];
-
-const ROW_COLUMNS = [...LEDGER_COLUMNS.string, ...LEDGER_COLUMNS.number];
-
-/** The row as read back (n8n answers numbers as numbers and may answer an empty string as null). */
-function toRow(json: IDataObject): LedgerRow {
-	const text = (key: string) => (json[key] === null || json[key] === undefined ? '' : String(json[key]));
-	const number = (key: string) => Number(json[key] ?? 0) || 0;
-	return {
-		id: number('id'),
-		workflow_id: text('workflow_id'),
-		run_key: text('run_key'),
-		item_key: text('item_key'),
-		execution_id: text('execution_id'),
-		state: text('state') as LedgerState,
-		task_id: text('task_id'),
-		lease_until: number('lease_until'),
-		claims: number('claims'),
-		detail: text('detail'),
-	};
-}
-
-export function detailOf(row: LedgerRow): IDataObject {
-	try {
-		const value = JSON.parse(row.detail) as unknown;
-		return value && typeof value === 'object' ? (value as IDataObject) : {};
-	} catch {
-		return {};
-	}
-}
 
 /**
  * Which orphans a retry looks at first: tasks known to be paid, then unknown outcomes (also those Recover reported:
  * still never resent), then handed ones (a task Recover took is reused, never paid again).
  */
 const ADOPTION_ORDER: LedgerState[] = ['accepted', 'sending', 'reported', 'handed', 'delivered', 'recovered'];
-
-/** The error of an item whose earlier try may have been paid (a `sending` row): never sent again. */
-/**
- * The context flag of a ledger error that concerns its item only: the run's other items are paid for and recorded as
- * usual (nothing of theirs is lost: Recover lists what a failing run did not hand on), instead of stopping at it.
- */
-export const LEDGER_ITEM_ONLY = 'ledgerItemOnly';
-
-function itemOnly(error: NodeOperationError): NodeOperationError {
-	error.context[LEDGER_ITEM_ONLY] = true;
-	return error;
-}
-
-function unknownOutcome(ctx: IExecuteFunctions, itemIndex: number, row: LedgerRow): NodeOperationError {
-	return itemOnly(new NodeOperationError(
-		ctx.getNode(),
-		`Not resubmitted: an earlier run of this item (execution ${row.execution_id}) stopped while its video was being ` +
-			`submitted, so the service may already have the task and charge for it.`,
-		{
-			itemIndex,
-			description:
-				`Task Ledger row ${row.id} is in state "sending". Check with the service (its task list or your usage) ` +
-				'whether the video was created; to pay for it again, set the row\'s state to "refused" and retry.',
-		},
-	));
-}
-
-function takenByAnother(ctx: IExecuteFunctions, itemIndex: number, row: LedgerRow): NodeOperationError {
-	return itemOnly(new NodeOperationError(
-		ctx.getNode(),
-		'Not submitted: another run that is still going (a second Retry of the same execution?) took over the task ' +
-			`this item paid for earlier (Task Ledger row ${row.id}).`,
-		{
-			itemIndex,
-			description:
-				'Nothing was sent, so nothing was paid twice. Let the other run finish, or use Recover once no run holds ' +
-				'the task any more.',
-		},
-	));
-}
-
-/**
- * Reads and writes one table through grouped sub-workflow runs, one group per kind of write, one run at a time: a
- * node run's own writes never overlap (n8n 1.x on SQLite without a pool loses count of overlapping ones: tableRun.ts).
- */
-export class LedgerTable {
-	private readonly groups = new Map<string, GroupCommit<TableCall, IDataObject[]>>();
-	private queue: Promise<unknown> = Promise.resolve();
-
-	constructor(
-		private readonly ctx: IExecuteFunctions,
-		readonly tableId: string,
-	) {}
-
-	async read(where: Condition[], values: IDataObject): Promise<LedgerRow[]> {
-		const op: TableOp = { kind: 'get', where };
-		const rows = await this.inTurn(async () => await runTable(this.ctx, this.tableId, op, [{ where: values }]));
-		return rows.map(toRow);
-	}
-
-	private async inTurn<T>(work: () => Promise<T>): Promise<T> {
-		const turn = this.queue.then(work, work);
-		this.queue = turn.catch(() => undefined);
-		return await turn;
-	}
-
-	async insert(row: IDataObject): Promise<LedgerRow> {
-		const [inserted] = await this.group({ kind: 'insert', columns: ROW_COLUMNS }).run({ row });
-		if (!inserted) throw new Error('the Data Table answered no row for an insert');
-		return toRow(inserted);
-	}
-
-	/** The rows this write changed (none: the conditions matched nothing, e.g. a claim that lost its race). */
-	async update(where: Condition[], values: IDataObject, set: IDataObject): Promise<LedgerRow[]> {
-		const op: TableOp = { kind: 'update', columns: Object.keys(set).sort(), where };
-		return (await this.group(op).run({ where: values, set })).map(toRow);
-	}
-
-	private group(op: TableOp): GroupCommit<TableCall, IDataObject[]> {
-		const name = JSON.stringify(op);
-		let group = this.groups.get(name);
-		if (!group) {
-			group = new GroupCommit(async (calls) => await this.flush(op, calls));
-			this.groups.set(name, group);
-		}
-		return group;
-	}
-
-	/** One sub-workflow for all calls; each caller gets the rows of its own call. */
-	private async flush(op: TableOp, calls: TableCall[]): Promise<IDataObject[][]> {
-		const rows = await this.inTurn(async () => await runTable(this.ctx, this.tableId, op, calls));
-		if (op.kind === 'insert') return rows.map((row) => [row]);
-		// An update answers the changed rows of all calls together: each call's are those its `where.id` names.
-		return calls.map((call) => rows.filter((row) => Number(row.id) === Number(call.where?.id)));
-	}
-}
 
 /**
  * Whether a row's task went on from its node run: `handed` or `delivered`, and n8n saved that run's output without an
@@ -242,11 +98,15 @@ export async function handedOn(
 
 export class TaskLedger {
 	private rows: LedgerRow[] = [];
-	/** Rows to write before each item's POST (see lane), by item index. */
-	private readonly intents = new Map<number, Intent>();
-	/** Items between their row's insert and their `accepted` write: the window (see lane). */
-	private readonly unrecorded = new Set<number>();
-	private recordedWaiters: Array<() => void> = [];
+	/** The row each submitting item sends under, by item index (its `planned` row, or one inserted late). */
+	private readonly slots = new Map<number, Promise<LedgerRow>>();
+	/** The item in the unknown-outcome window: its row is `sending` and its outcome not yet written (see lane). */
+	private holder?: number;
+	/** A holder's outcome is being written (and the next item's `sending` with it). */
+	private handing = false;
+	private waiters: Waiter[] = [];
+	/** How each row's task left this node (`handed`/`delivered`), written when the run ends. */
+	private readonly settledRows = new Map<number, { state: LedgerState; task_id: string }>();
 	private readonly renewal = new AbortController();
 	private renewing?: Promise<void>;
 
@@ -268,143 +128,229 @@ export class TaskLedger {
 		return ledger;
 	}
 
-	/**
-	 * Pays for one item's request at most once in this execution's lineage: resumes its own row, adopts (on a Retry) a
-	 * dead run's row of the same item and request, or writes the row, sends, and records the task id.
-	 */
-	async submit(
-		itemIndex: number,
-		request: unknown,
-		meta: SubmissionMeta,
-		send: () => Promise<string>,
-	): Promise<LedgerSubmission> {
-		const itemKey = `${itemIndex}/${fingerprint(JSON.stringify(request) ?? '')}`;
-		const own = this.rows.find(
-			(row) => row.item_key === itemKey && row.execution_id === this.scope.executionId && row.state !== 'refused',
-		);
-		if (own) return this.resumed(itemIndex, own);
-		if (this.scope.retry) {
-			const adopted = await this.adopt(itemIndex, itemKey);
-			if (adopted) return adopted;
-		}
+	private itemKey(itemIndex: number, request: unknown): string {
+		return `${itemIndex}/${fingerprint(JSON.stringify(request) ?? '')}`;
+	}
+
+	private newRow(itemIndex: number, itemKey: string, meta: SubmissionMeta): IDataObject {
 		const detail = {
 			node_name: this.scope.nodeName,
 			item_index: itemIndex,
 			model: meta.model,
 			prompt: meta.prompt.slice(0, 200),
 		};
-		// Written in the item's concurrency slot right before its POST (lane), not now: an item waiting for a slot when
-		// the worker dies must not look like a submission whose outcome is unknown.
-		const intent: Intent = {
-			fields: {
-				workflow_id: this.scope.workflowId,
-				run_key: this.runKey,
-				item_key: itemKey,
-				execution_id: this.scope.executionId,
-				state: 'sending',
-				task_id: '',
-				claims: 0,
-				detail: JSON.stringify(detail),
-			},
+		return {
+			workflow_id: this.scope.workflowId,
+			run_key: this.runKey,
+			item_key: itemKey,
+			execution_id: this.scope.executionId,
+			state: 'planned',
+			task_id: '',
+			claims: 0,
+			lease_until: Date.now() + LEASE_MS,
+			detail: JSON.stringify(detail),
 		};
-		this.intents.set(itemIndex, intent);
-		const outcome = await send().then(
+	}
+
+	/**
+	 * One insert for the `planned` rows of every item this run will submit (nothing sent yet: a planned row is never
+	 * an unknown outcome). A failed insert is logged, and each item then writes its own row before its POST.
+	 */
+	async plan(submissions: PlannedSubmission[]): Promise<void> {
+		// A request with a row that may have been paid is resumed or adopted, not planned (a planned or refused row of
+		// another run is nothing paid: the request gets a row of this run's own).
+		const mayBePaid = (row: LedgerRow) => row.state !== 'planned' && row.state !== 'refused';
+		const fresh = submissions
+			.map((entry) => ({ ...entry, key: this.itemKey(entry.itemIndex, entry.request) }))
+			.filter(({ key }) => !this.rows.some((row) => row.item_key === key && mayBePaid(row)));
+		if (fresh.length === 0) return;
+		try {
+			this.rows.push(...(await this.table.insert(fresh.map((entry) => this.newRow(entry.itemIndex, entry.key, entry.meta)))));
+		} catch (error) {
+			this.warn('planning the run\'s rows', error);
+		}
+	}
+
+	/**
+	 * Pays for one item's request at most once in this execution's lineage: resumes its own row, adopts (on a Retry) a
+	 * dead run's row of the same item and request, or sends in the ledger's lane (`send` gets it) and records the task
+	 * id.
+	 */
+	async submit(
+		request: unknown,
+		meta: SubmissionMeta,
+		lane: Lane,
+		send: (lane: Lane) => Promise<string>,
+	): Promise<LedgerSubmission> {
+		const { itemIndex } = lane;
+		const itemKey = this.itemKey(itemIndex, request);
+		const mine = (row: LedgerRow) => row.item_key === itemKey && row.execution_id === this.scope.executionId;
+		const own = this.rows.find((row) => mine(row) && row.state !== 'refused' && row.state !== 'planned');
+		if (own) return this.resumed(itemIndex, own);
+		if (this.scope.retry) {
+			const adopted = await this.adopt(itemIndex, itemKey);
+			if (adopted) return adopted;
+		}
+		const planned = this.rows.find((row) => mine(row) && row.state === 'planned');
+		const slot = planned
+			? Promise.resolve(planned)
+			: this.table.insert([this.newRow(itemIndex, itemKey, meta)]).then(([row]) => {
+					this.rows.push(row);
+					return row;
+				});
+		slot.catch(() => undefined);
+		this.slots.set(itemIndex, slot);
+		const outcome = await send(this.lane(lane)).then(
 			(taskId) => ({ ok: true as const, taskId }),
 			(error: unknown) => ({ ok: false as const, error }),
 		);
-		this.intents.delete(itemIndex);
-		const row = await intent.row?.catch(() => undefined);
-		if (!outcome.ok) {
-			this.recorded(itemIndex);
-			// Refused for sure (nothing paid): a retry may pay; otherwise the row stays `sending`, an unknown outcome.
-			if (row && maySendAgain(outcome.error)) await this.write(row, { state: 'refused' });
-			throw outcome.error;
-		}
-		const { taskId } = outcome;
 		const acceptedAt = Date.now();
-		const accepted = {
+		const accepted = async (taskId: string) => ({
 			state: 'accepted',
 			task_id: taskId,
-			detail: JSON.stringify({ ...detail, submitted_at: new Date(acceptedAt).toISOString() }),
-		};
-		if (row) await this.write(row, accepted);
-		// Sent outside the ledger's lane (never by Generate): recorded now, late rather than never.
-		else await this.insertRow({ ...intent.fields, ...accepted }).catch((error: unknown) => this.warn('insert', error));
-		this.recorded(itemIndex);
-		return { taskId, resumed: false, acceptedAt };
+			detail: JSON.stringify({ ...detailOf(await slot), submitted_at: new Date(acceptedAt).toISOString() }),
+		});
+		// Refused for sure (nothing paid): a retry may pay; an unknown outcome leaves the row `sending`.
+		const refused = !outcome.ok && maySendAgain(outcome.error) ? { state: 'refused' } : undefined;
+		await this.leave(itemIndex, outcome.ok ? await accepted(outcome.taskId) : refused);
+		this.slots.delete(itemIndex);
+		if (!outcome.ok) throw outcome.error;
+		return { taskId: outcome.taskId, resumed: false, acceptedAt };
 	}
 
 	/**
 	 * The item's submission lane with the ledger's rule: a task is in the unknown-outcome window from its POST until
 	 * its `accepted` write commits (a kill then loses its id: the service has it, the ledger does not), so no other
-	 * item's POST starts, in its concurrency slot, while one is there. One task at a time per node run is in that
-	 * window, however fast the service answers and however slow the database writes; submissions go one after
-	 * another (a POST and a ledger write each), waits and downloads in parallel as before.
+	 * item's POST starts while one is there: one task at a time per node run is in that window, however fast the
+	 * service answers and however slow the database writes. Its row turns `sending` before its POST, in the same write
+	 * as the previous holder's outcome (one sub-workflow run per task); waits and downloads go on in parallel.
 	 */
-	lane(lane: Lane): Lane {
+	private lane(lane: Lane): Lane {
 		const { itemIndex } = lane;
-		const others = () => [...this.unrecorded].some((index) => index !== itemIndex);
 		return {
 			itemIndex,
 			gate: async (call) =>
 				await lane.gate(async () => {
-					// Checked and marked with no await between: two lanes never both pass. The row is written after it, so
-					// an item still waiting here when the worker dies leaves no `sending` row (a false unknown outcome).
-					while (others()) await new Promise<void>((resolve) => this.recordedWaiters.push(resolve));
-					this.unrecorded.add(itemIndex);
-					await this.rowBeforePost(itemIndex);
+					await this.enter(itemIndex);
 					return await call();
 				}),
 		};
 	}
 
-	/** The item's row, written once before its first POST (no row written: no POST). */
-	private async rowBeforePost(itemIndex: number): Promise<void> {
-		const intent = this.intents.get(itemIndex);
-		if (!intent) return;
-		intent.row ??= this.insertRow({ ...intent.fields, lease_until: Date.now() + LEASE_MS });
-		await intent.row;
+	/** Resolves once this item holds the window and its row is `sending` (a POST that is tried again: at once). */
+	private async enter(itemIndex: number): Promise<void> {
+		if (this.holder === itemIndex) return;
+		const slot = this.slots.get(itemIndex);
+		if (!slot) return;
+		const row = await slot;
+		// Checked and taken with no await between: two items never both hold the window.
+		if (this.holder === undefined && !this.handing) {
+			this.holder = itemIndex;
+			// A failed write (the table's NodeOperationError) fails the item before its POST: nothing sent.
+			const failed = await this.writeWindow([this.sending(row)]).then(() => undefined, (error: unknown) => error);
+			if (failed === undefined) return;
+			this.holder = undefined;
+			void this.handOn();
+			throw failed;
+		}
+		await new Promise<void>((resolve, reject) => this.waiters.push({ itemIndex, row, resolve, reject }));
 	}
 
-	private async insertRow(fields: IDataObject): Promise<LedgerRow> {
-		const row = await this.table.insert({ lease_until: Date.now() + LEASE_MS, ...fields });
-		this.rows.push(row);
-		return row;
+	private sending(row: LedgerRow): RowChange {
+		return this.change(row, { state: 'sending', task_id: '', lease_until: Date.now() + LEASE_MS });
+	}
+
+	/** A window write's change of one row: always the same columns, so that several rows go in one run. */
+	private change(row: LedgerRow, set: IDataObject): RowChange {
+		return {
+			where: { id: row.id, claims: row.claims },
+			set: { state: row.state, task_id: row.task_id, detail: row.detail, lease_until: row.lease_until, ...set },
+		};
+	}
+
+	/**
+	 * The holder's outcome is known: its row's new state (none: an unknown outcome, the row stays `sending`) and the
+	 * next waiting item's `sending` go in one write, then the window is the next item's. A failed write loses no task
+	 * id (it is in the output, and the run's last write records it again); the next item then sends nothing.
+	 */
+	private async leave(itemIndex: number, set: IDataObject | undefined): Promise<void> {
+		if (this.holder !== itemIndex) return;
+		this.handing = true;
+		const row = await this.slots.get(itemIndex)!;
+		const next = this.waiters.shift();
+		const changes = [
+			...(set ? [this.change(row, { lease_until: Date.now() + LEASE_MS, ...set })] : []),
+			...(next ? [this.sending(next.row)] : []),
+		];
+		let written = false;
+		try {
+			await this.writeWindow(changes);
+			written = true;
+		} catch (error) {
+			if (set) this.warn(`row ${row.id} not updated to ${JSON.stringify(set.state)}`, error);
+			next?.reject(error);
+		}
+		this.holder = written ? next?.itemIndex : undefined;
+		this.handing = false;
+		if (written && next) next.resolve();
+		// Items that came while the write ran, or after a failed one: the first takes the window with its own write.
+		else void this.handOn();
+	}
+
+	/** Nobody holds the window: the first waiter takes it with a write of its own. */
+	private async handOn(): Promise<void> {
+		while (this.holder === undefined && !this.handing && this.waiters.length > 0) {
+			const next = this.waiters.shift()!;
+			this.holder = next.itemIndex;
+			try {
+				await this.writeWindow([this.sending(next.row)]);
+				next.resolve();
+				return;
+			} catch (error) {
+				this.holder = undefined;
+				next.reject(error);
+			}
+		}
+	}
+
+	private async writeWindow(changes: RowChange[]): Promise<void> {
+		const answers = await this.table.updateEach(BY_CLAIM, changes);
+		for (const [changed] of answers) if (changed) this.replace(changed);
+	}
+
+	private replace(changed: LedgerRow): void {
+		this.rows = this.rows.map((entry) => (entry.id === changed.id ? changed : entry));
 	}
 
 	private warn(what: string, error: unknown): void {
 		this.ctx.logger.warn(`Task Ledger: ${what} failed: ${(error as Error)?.message ?? String(error)}`);
 	}
 
-	private recorded(itemIndex: number): void {
-		if (!this.unrecorded.delete(itemIndex)) return;
-		const waiters = this.recordedWaiters;
-		this.recordedWaiters = [];
-		for (const wake of waiters) wake();
-	}
-
 	/**
-	 * The item's task left this node: its id in the output (`handed`) or its video too (`delivered`). The task id is
-	 * written again: it repairs a row whose `accepted` write failed.
+	 * The item's task left this node: its id in the output (`handed`) or its video too (`delivered`); written when the
+	 * run ends (a run killed first is never saved by n8n, so its tasks count as not handed on either way). The task id
+	 * is written again then: it repairs a row whose `accepted` write failed.
 	 */
-	async settled(itemIndex: number, taskId: string, state: 'handed' | 'delivered'): Promise<void> {
+	settled(itemIndex: number, taskId: string, state: 'handed' | 'delivered'): void {
 		const row = this.rows.find(
 			(entry) =>
 				entry.execution_id === this.scope.executionId &&
 				(entry.task_id === taskId || (entry.task_id === '' && entry.item_key.startsWith(`${itemIndex}/`))),
 		);
-		if (row && (row.state !== state || row.task_id !== taskId)) await this.write(row, { state, task_id: taskId });
+		if (row) this.settledRows.set(row.id, { state, task_id: taskId });
 	}
 
-	/** The run ended: leases stop, and a failed run's rows can be adopted by a Retry at once. */
+	/**
+	 * The run ended: one write for all its rows, what each task came to and its lease let go (0: a failed run's rows
+	 * can be adopted by a Retry at once).
+	 */
 	async close(): Promise<void> {
 		this.renewal.abort();
 		await this.renewing;
 		const held = this.rows.filter((row) => row.execution_id === this.scope.executionId);
 		if (held.length === 0) return;
-		await this.table
-			.update(HELD, { run_key: this.runKey, execution_id: this.scope.executionId }, { lease_until: 0 })
-			.catch(() => undefined);
+		const changes = held.map((row) => this.change(row, { ...this.settledRows.get(row.id), lease_until: 0 }));
+		await this.writeWindow(changes).catch((error: unknown) => this.warn('closing the run\'s rows', error));
 	}
 
 	private resumed(itemIndex: number, row: LedgerRow): LedgerSubmission {
@@ -428,7 +374,7 @@ export class TaskLedger {
 				taken = candidate;
 				continue;
 			}
-			if (!(await this.orphaned(row))) continue;
+			if (await handedOn(this.ctx, row)) continue;
 			const [claimed] = await this.table.update(BY_CLAIM, { id: row.id, claims: row.claims }, {
 				execution_id: this.scope.executionId,
 				claims: row.claims + 1,
@@ -438,7 +384,7 @@ export class TaskLedger {
 				taken = row;
 				continue;
 			}
-			this.rows = this.rows.map((entry) => (entry.id === claimed.id ? claimed : entry));
+			this.replace(claimed);
 			// The error of an unknown outcome names the run that died, not this one.
 			return this.resumed(itemIndex, { ...claimed, execution_id: row.execution_id });
 		}
@@ -456,21 +402,6 @@ export class TaskLedger {
 		return now && now.claims === row.claims && now.lease_until <= Date.now() ? now : undefined;
 	}
 
-	private async orphaned(row: LedgerRow): Promise<boolean> {
-		return !(await handedOn(this.ctx, row));
-	}
-
-	/** A write after the service answered: failing it must not lose the task (the row keeps its last state). */
-	private async write(row: LedgerRow, set: IDataObject): Promise<void> {
-		try {
-			const [changed] = await this.table.update(BY_ID, { id: row.id }, set);
-			if (changed) this.rows = this.rows.map((entry) => (entry.id === row.id ? changed : entry));
-		} catch (error) {
-			const to = JSON.stringify(set.state ?? set);
-			this.ctx.logger.warn(`Task Ledger: row ${row.id} not updated to ${to}: ${(error as Error).message}`);
-		}
-	}
-
 	/** While the run lasts, its rows' leases are renewed (one write per node run, not per item). */
 	private async renewLeases(): Promise<void> {
 		const signal = this.renewal.signal;
@@ -480,12 +411,15 @@ export class TaskLedger {
 			} catch {
 				return;
 			}
+			const leaseUntil = Date.now() + LEASE_MS;
 			await this.table
-				.update(
-					HELD,
-					{ run_key: this.runKey, execution_id: this.scope.executionId },
-					{ lease_until: Date.now() + LEASE_MS },
-				)
+				.update(HELD, { run_key: this.runKey, execution_id: this.scope.executionId }, { lease_until: leaseUntil })
+				.then(() => {
+					// The cached rows carry the lease the table has now: the run's later writes must not set it back.
+					this.rows = this.rows.map((row) =>
+						row.execution_id === this.scope.executionId ? { ...row, lease_until: leaseUntil } : row,
+					);
+				})
 				.catch(() => undefined);
 		}
 	}

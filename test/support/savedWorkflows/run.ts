@@ -17,7 +17,7 @@ import type { LogEntry } from '../../mock/types';
 import type { SavedWorkflow } from './editor';
 import type { DescriptionMutation, ToolCall } from './nodeTypes';
 import { fixtureNodeTypes } from './nodeTypes';
-import { LEDGER_COLUMNS } from '../../../nodes/shared/ledger/taskLedger';
+import { LEDGER_COLUMNS } from '../../../nodes/shared/ledger/ledgerTable';
 import { FakeDataTable } from '../fakeDataTable';
 import { SAVED_LEDGER_TABLE } from './spec';
 

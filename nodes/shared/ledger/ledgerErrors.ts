@@ -1,0 +1,49 @@
+import { NodeOperationError } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+import type { LedgerRow } from './ledgerTable';
+
+/**
+ * The context flag of a ledger error that concerns its item only: the run's other items are paid for and recorded as
+ * usual (nothing of theirs is lost: Recover lists what a failing run did not hand on), instead of stopping at it.
+ */
+export const LEDGER_ITEM_ONLY = 'ledgerItemOnly';
+
+function itemOnly(error: NodeOperationError): NodeOperationError {
+	error.context[LEDGER_ITEM_ONLY] = true;
+	return error;
+}
+
+/** The error of an item whose earlier try may have been paid (a `sending` row): never sent again. */
+export function unknownOutcome(ctx: IExecuteFunctions, itemIndex: number, row: LedgerRow): NodeOperationError {
+	return itemOnly(
+		new NodeOperationError(
+			ctx.getNode(),
+			`Not resubmitted: an earlier run of this item (execution ${row.execution_id}) stopped while its video was ` +
+				'being submitted, so the service may already have the task and charge for it.',
+			{
+				itemIndex,
+				description:
+					`Task Ledger row ${row.id} is in state "sending". Check with the service (its task list or your usage) ` +
+					'whether the video was created; to pay for it again, set the row\'s state to "refused" and retry.',
+			},
+		),
+	);
+}
+
+/** Another live run holds the task this item paid for earlier: paying now could pay twice. */
+export function takenByAnother(ctx: IExecuteFunctions, itemIndex: number, row: LedgerRow): NodeOperationError {
+	return itemOnly(
+		new NodeOperationError(
+			ctx.getNode(),
+			'Not submitted: another run that is still going (a second Retry of the same execution?) took over the task ' +
+				`this item paid for earlier (Task Ledger row ${row.id}).`,
+			{
+				itemIndex,
+				description:
+					'Nothing was sent, so nothing was paid twice. Let the other run finish, or use Recover once no run holds ' +
+					'the task any more.',
+			},
+		),
+	);
+}
