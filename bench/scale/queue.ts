@@ -40,6 +40,11 @@ export interface QueueRun {
 	retried: number;
 	/** Tasks the one Recover run after the retries handed to Wait for Completion. */
 	recovered: number;
+	/**
+	 * Submit Video items that resumed a task in an execution that is not a Retry: n8n 1.x re-ran a killed worker's job
+	 * (the same execution id) and the ledger gave back the tasks that run had paid for.
+	 */
+	resumedInRerun: number;
 	/** Ledger rows by state at the end (ledger on): `sending` rows are submissions with an unknown outcome. */
 	ledgerStates: Record<string, number>;
 	/** Executions n8n created in all, the ledger's sub-workflow runs included (PostgreSQL's execution id sequence). */
@@ -236,6 +241,7 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 		for (const row of table ? await ledgerRows(main, cookie, table) : []) ledgerStates[row.state] = (ledgerStates[row.state] ?? 0) + 1;
 		const [lastSequence, lastCommits] = [await sequence(), await commits()];
 		let nodeMs = 0;
+		let resumedInRerun = 0;
 		for (const entry of list) {
 			const response = await main.rest('GET', `/rest/executions/${entry.id}`, { cookie });
 			const { unflatten } = await import('../../test/e2e/workflows/executions');
@@ -243,6 +249,9 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 			for (const runs of Object.values(data.resultData.runData ?? {}) as Array<Array<{ executionTime: number }>>) {
 				for (const run of runs) nodeMs += run.executionTime ?? 0;
 			}
+			if (response.body.data.mode === 'retry') continue;
+			const submitted = data.resultData.runData?.['Submit Video']?.[0]?.data?.main?.[0] ?? [];
+			resumedInRerun += submitted.filter((item: { json?: { resumed?: boolean } }) => item.json?.resumed === true).length;
 		}
 		const mockLog = await mock.log();
 		const created = new Set(mockLog.filter((entry) => entry.method === 'POST' && entry.taskId).map((entry) => entry.taskId!));
@@ -264,6 +273,7 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 			ledger,
 			retried: ledger ? failed.length : 0,
 			recovered,
+			resumedInRerun,
 			ledgerStates,
 			executionsCreated: lastSequence - firstSequence,
 			databaseCommits: lastCommits - firstCommits,
@@ -273,7 +283,8 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 		log(
 			`  queue: ${JSON.stringify(statuses)} in ${wallSeconds.toFixed(0)} s; ${run.exact}/${run.prompts} exact; ${run.counts.submissions} tasks created, ` +
 				`${run.counts.duplicatePrompts} prompts twice, ${run.lostTaskIds} lost; ${run.counts.limited}/${run.counts.requests} answered 429; ` +
-				`ledger ${JSON.stringify(ledgerStates)}, ${run.executionsCreated} executions created, ${run.databaseCommits} commits`,
+				`ledger ${JSON.stringify(ledgerStates)}, ${resumedInRerun} resumed in a re-run job, ` +
+				`${run.executionsCreated} executions created, ${run.databaseCommits} commits`,
 		);
 		return run;
 	} finally {

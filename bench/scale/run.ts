@@ -3,8 +3,8 @@
 // cases hardly use the CPU), the one-download case runs alone at the end. Writes bench/scale/results.json (quick:
 // bench/.work/scale.quick.json; a subset: bench/.work/scale.partial.json) and, after a full run, the table in
 // docs/performance.md. SCALE_QUICK=1: small sizes. SCALE_ONLY=large,memory,durable,tight,http,download: a subset.
-// GEN_GATEWAY_E2E_N8N=1 SCALE_ONLY=queue: case 2 on n8n 1.123.81 with QUEUE_WORKER_MAX_STALLED_COUNT=0, as rows of
-// its own (`queue1.*`) beside 2.41.1's.
+// GEN_GATEWAY_E2E_N8N=1 SCALE_ONLY=queue: case 2 on n8n 1.123.81 (with the ledger, n8n's default
+// QUEUE_WORKER_MAX_STALLED_COUNT=1, so a killed worker's job runs again; without, 0), as rows of its own (`queue1.*`).
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -267,6 +267,11 @@ function figuresOf(config: ScaleConfig, o: Outcomes): ScaleFigure[] {
 			out.push(
 				figure({ id: `${prefix}.unknownOutcome`, case: 2, label: `${label}: submissions with an unknown outcome (ledger rows \`sending\`, or \`reported\` by Recover)`, value: (q.ledgerStates.sending ?? 0) + (q.ledgerStates.reported ?? 0), unit: '', ideal: 0, how: 'Killed between the service\'s accept and the ledger write, or while the POST was in flight: never resent, listed by Recover.' }),
 			);
+			if (prefix === 'queue1') {
+				out.push(
+					figure({ id: `${prefix}.resumedInRerun`, case: 2, label: `${label}: tasks a re-run job took up from its own rows (n8n 1.x re-ran a killed worker's job, the same execution)`, value: q.resumedInRerun ?? 0, unit: '', how: 'Submit Video output items with resumed: true in executions that are not a Retry.' }),
+				);
+			}
 		}
 		if (q.executionsCreated !== undefined) {
 			out.push(
@@ -349,9 +354,12 @@ async function main(): Promise<void> {
 			outcomes.download = await runDownload(config, mock, await newHome(mock), log);
 		}
 		if (has('queue') && e2eMajor() === 1) {
-			// n8n 1.x re-runs a killed worker's job (a paid submission again) unless told not to (N8N-REAL.md).
+			// n8n 1.x re-runs a killed worker's job (QUEUE_WORKER_MAX_STALLED_COUNT, default 1: N8N-REAL.md). Without the
+			// ledger the re-run pays again, so it is turned off; with it, the re-run (the same execution id) takes up
+			// its own rows and pays nothing again: n8n's default is kept, and the rows count the resumed items.
 			const mock = await newMock(config.queue.rateLimit, 'queue1');
-			outcomes.queue1 = await runQueue(config, mock, log, { QUEUE_WORKER_MAX_STALLED_COUNT: '0' });
+			const stalled = queueLedger() ? '1' : '0';
+			outcomes.queue1 = await runQueue(config, mock, log, { QUEUE_WORKER_MAX_STALLED_COUNT: stalled });
 			stats.queue1 = await statsOf(mock);
 		} else if (has('queue')) {
 			// SCALE_QUEUE_LEDGER: on (default), off, or both (the case twice: the ledger's cost and what it saves).
