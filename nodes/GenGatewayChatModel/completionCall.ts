@@ -3,14 +3,15 @@ import type { IDataObject, IExecuteFunctions, ISupplyDataFunctions } from 'n8n-w
 import type { StreamChunk } from '@n8n/ai-node-sdk';
 
 import { ChatCompletionAssembler } from '../GenGatewayChat/stream/chatCompletionAssembler';
-import { StreamEventError } from '../GenGatewayChat/stream/assembler';
+import { redactedAssembler, StreamEventError } from '../GenGatewayChat/stream/assembler';
+import type { StreamAssembler } from '../GenGatewayChat/stream/assembler';
 import { TIMEOUT_ADVICE } from '../shared/descriptions/timeoutOption';
 import { guardKey, guardScope, recall, remember } from '../shared/run/submissionGuard';
 import { rejectErrorAnswer } from '../shared/transport/answerError';
 import { asNodeError, redact } from '../shared/transport/errors';
 import { idleWatch } from '../shared/transport/idleWatch';
 import type { IdleWatch } from '../shared/transport/idleWatch';
-import { redactDeep } from '../shared/transport/redaction';
+import { redactDeep, StreamRedactor } from '../shared/transport/redaction';
 import { maySendAgain } from '../shared/transport/retry';
 import type { RetryPolicy } from '../shared/transport/retry';
 import { SseEventTooLargeError, SseParser } from '../shared/transport/sse';
@@ -201,7 +202,11 @@ export async function* streamChat(
 	const { itemIndex, timeoutMs } = settings;
 	const guard = new UnknownOutcomeGuard(ctx, itemIndex, body);
 	guard.check();
-	const assembler = new ChatCompletionAssembler();
+	const secrets = await credentialSecrets(ctx);
+	// Read masked (the error's partialContent, the whole answer's tool calls): a key split across deltas is whole only
+	// in the assembled text. The text the agent gets as it comes goes through a StreamRedactor for the same reason.
+	const assembler: StreamAssembler = redactedAssembler(new ChatCompletionAssembler(), secrets);
+	const shown = new StreamRedactor(secrets);
 	let watch: IdleWatch | undefined;
 	let close: (() => void) | undefined;
 	const timedOut = () => watch !== undefined && (watch.fired || watch.silentMs() >= timeoutMs - 250);
@@ -219,7 +224,6 @@ export async function* streamChat(
 		close = () => response.close();
 		// The request's timeout may stop timing once the answer has begun (shared/transport/idleWatch.ts).
 		watch = idleWatch(timeoutMs, () => response.close());
-		const secrets = await credentialSecrets(ctx);
 		const chunks = watched(response.body, watch);
 		if (String(response.headers['content-type'] ?? '').toLowerCase().includes('application/json')) {
 			// A service that ignores `stream: true` answers with plain JSON: the whole answer at once.
@@ -236,7 +240,8 @@ export async function* streamChat(
 			return;
 		}
 		const parser = new SseParser();
-		const take = (events: SseEvent[]) => events.map((event) => assembler.add(event.event, payloadOf(event, secrets)));
+		const take = (events: SseEvent[]) =>
+			events.map((event) => shown.push(assembler.add(event.event, payloadOf(event, secrets))));
 		for await (const chunk of chunks) {
 			for (const piece of take(parser.push(chunk))) if (piece) yield { type: 'text-delta', delta: piece };
 			if (parser.overflow) throw parser.overflow;
@@ -247,6 +252,8 @@ export async function* streamChat(
 			if (timedOut()) throw new UnreadableEventError('the Timeout ran out');
 			throw brokenStreamError(node, CALL, assembler.text(), 'the connection closed before data: [DONE]');
 		}
+		const rest = shown.flush();
+		if (rest) yield { type: 'text-delta', delta: rest };
 		yield* closingChunks(assembler.result());
 	} catch (error) {
 		const failure = streamFailure(ctx, error, assembler.text(), timedOut(), timeoutMs);

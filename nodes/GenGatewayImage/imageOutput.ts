@@ -3,7 +3,8 @@ import type { IBinaryData, IBinaryKeyData, IDataObject, IExecuteFunctions, INode
 
 import { classify, decodeDataUrl, toBinary } from '../shared/binary/binary';
 import { downloadChecked, downloadHeaders } from '../shared/binary/download';
-import { downloadUrl } from '../shared/transport/transport';
+import { headerMimeType } from '../shared/transport/redaction';
+import { credentialSecrets, downloadUrl } from '../shared/transport/transport';
 
 /**
  * The `data` entries of an image answer → output items: each image becomes n8n binary data (a `b64_json` decoded, a
@@ -50,11 +51,13 @@ async function downloadImage(
 		itemIndex,
 		open: async (range) => await downloadUrl(ctx, url, itemIndex, { headers: downloadHeaders(range) }),
 		accept: async (head, response, totalKnown) => {
-			const contentType = response.headers['content-type'];
+			const secrets = await credentialSecrets(ctx);
 			return classify(ctx, head, totalKnown, {
 				fileName,
-				mimeType: typeof contentType === 'string' ? contentType : undefined,
+				// A Content-Type that is no MIME type, or holds the key, is not one to store the image under.
+				mimeType: headerMimeType(response.headers['content-type'], secrets),
 				expectImage: { what, where: `its URL answered ${response.statusCode} with`, itemIndex },
+				secrets,
 			});
 		},
 	});
@@ -73,7 +76,11 @@ async function imageBinary(
 		if (bytes.length === 0) {
 			throw new NodeOperationError(ctx.getNode(), `Image ${index + 1} is not valid base64`, { itemIndex });
 		}
-		return await toBinary(ctx, bytes, { fileName, expectImage: { what, where: 'its b64_json decodes to', itemIndex } });
+		return await toBinary(ctx, bytes, {
+			fileName,
+			expectImage: { what, where: 'its b64_json decodes to', itemIndex },
+			secrets: await credentialSecrets(ctx),
+		});
 	}
 	if (typeof entry.url === 'string' && entry.url !== '') {
 		// The image itself, inlined as a data: URL: decoded, never fetched.
@@ -83,6 +90,7 @@ async function imageBinary(
 				fileName,
 				mimeType: inline.mimeType,
 				expectImage: { what, where: 'its data: URL holds', itemIndex },
+				secrets: await credentialSecrets(ctx),
 			});
 		}
 		return await downloadImage(ctx, entry.url, fileName, what, itemIndex);

@@ -1,5 +1,8 @@
 import type { IDataObject } from 'n8n-workflow';
 
+import { redact } from '../../shared/transport/errors';
+import { redactDeep } from '../../shared/transport/redaction';
+
 /** What the streaming reader needs from the code that understands one endpoint's events. */
 export interface StreamAssembler {
 	/** Takes one parsed event; returns the text it adds to the answer ('' when none). Throws for an error event. */
@@ -18,4 +21,18 @@ export class StreamEventError extends Error {
 		super(message);
 		this.name = 'StreamEventError';
 	}
+}
+
+/**
+ * The same assembler, its text masked where it is read: the text so far (`partialContent`, the Chat Model's error) and
+ * the whole answer (`content`, tool-call arguments). Events are redacted one by one before they arrive here, but a key
+ * split across two deltas is whole only in the assembled text, so that is masked too.
+ */
+export function redactedAssembler(inner: StreamAssembler, secrets: readonly string[]): StreamAssembler {
+	return {
+		add: (eventName, payload) => inner.add(eventName, payload),
+		text: () => redact(inner.text(), secrets),
+		finished: () => inner.finished(),
+		result: () => redactDeep(inner.result(), secrets),
+	};
 }

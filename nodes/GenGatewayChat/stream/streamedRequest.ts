@@ -4,14 +4,14 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { asNodeError, redact } from '../../shared/transport/errors';
 import { idleWatch } from '../../shared/transport/idleWatch';
 import type { IdleWatch } from '../../shared/transport/idleWatch';
-import { redactDeep } from '../../shared/transport/redaction';
+import { redactDeep, StreamRedactor } from '../../shared/transport/redaction';
 import { consumeSse, SseEventTooLargeError, STOP } from '../../shared/transport/sse';
 import { brokenStreamError as brokenStream, serviceStreamError as serviceStream } from '../../shared/transport/streamErrors';
 import type { BrokenCall } from '../../shared/transport/streamErrors';
 import { TIMEOUT_ADVICE } from '../../shared/descriptions/timeoutOption';
 import { credentialSecrets, gatewayStream } from '../../shared/transport/transport';
 import type { Readable } from '../../shared/transport/transport';
-import { StreamEventError } from './assembler';
+import { redactedAssembler, StreamEventError } from './assembler';
 import type { StreamAssembler } from './assembler';
 
 /**
@@ -146,7 +146,10 @@ async function plainAnswer(
 
 /** Sends the request with `stream: true` in `body` and returns the assembled answer (unstreamed shape). */
 export async function streamedRequest(ctx: IExecuteFunctions, request: StreamRequest): Promise<IDataObject> {
-	const { assembler, itemIndex } = request;
+	const { itemIndex } = request;
+	const secrets = await credentialSecrets(ctx);
+	// What is assembled is read masked (partialContent, the answer): a key split across deltas is whole only there.
+	const assembler = redactedAssembler(request.assembler, secrets);
 	const response = await gatewayStream(ctx, {
 		method: 'POST',
 		path: request.path,
@@ -162,7 +165,7 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 	const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
 	if (contentType.includes('application/json')) {
 		try {
-			return redactDeep(await plainAnswer(ctx, request, response.body, watch), await credentialSecrets(ctx));
+			return redactDeep(await plainAnswer(ctx, request, response.body, watch), secrets);
 		} finally {
 			watch.stop();
 			response.close();
@@ -170,9 +173,10 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 	}
 
 	// The one redaction (shared/transport/redaction.ts), event by event: a key the service echoes never reaches the
-	// answer, n8n's chat or an error.
-	const secrets = await credentialSecrets(ctx);
+	// answer, n8n's chat or an error. The pieces for n8n's chat go through a StreamRedactor (a key split across
+	// deltas: its beginning waits for the next piece), the assembled text through redactedAssembler.
 	const forward = request.toN8nChat;
+	const toChat = new StreamRedactor(secrets);
 	let began = false;
 	try {
 		if (forward) {
@@ -196,13 +200,16 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 				throw new UnreadableEventError('an event whose data is not a JSON object');
 			}
 			const piece = assembler.add(event.event, payload as IDataObject);
-			if (forward && piece) await ctx.sendChunk('item', itemIndex, piece);
+			const shown = forward && piece ? toChat.push(piece) : '';
+			if (shown) await ctx.sendChunk('item', itemIndex, shown);
 			// A terminal event (response.completed) makes the answer whole: no need to wait for [DONE] or a close.
 			return assembler.finished() ? STOP : undefined;
 		});
 		if (!done && !assembler.finished()) {
 			throw brokenStreamError(ctx, request, assembler.text(), 'the connection closed before data: [DONE]');
 		}
+		const rest = forward ? toChat.flush() : '';
+		if (rest) await ctx.sendChunk('item', itemIndex, rest);
 	} catch (error) {
 		// Hung up by the idle watch (the read then ends or fails in whatever way the hang-up caused).
 		if (timedOut(watch, request) && !ctx.getExecutionCancelSignal()?.aborted) {

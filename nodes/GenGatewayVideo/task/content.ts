@@ -6,6 +6,7 @@ import { downloadChecked, downloadHeaders } from '../../shared/binary/download';
 import type { ResumeFrom } from '../../shared/binary/download';
 import { joinUrl, normaliseBaseUrl } from '../../shared/transport/baseUrl';
 import { asNodeError, redact } from '../../shared/transport/errors';
+import { headerMimeType, headerText } from '../../shared/transport/redaction';
 import type { Lane } from '../../shared/transport/lane';
 import {
 	CREDENTIAL_TYPE,
@@ -71,7 +72,7 @@ async function openContent(
 		throw new NodeOperationError(ctx.getNode(), `The content of task ${taskId} redirected without a usable address`, {
 			itemIndex,
 			description: `The service answered ${response.statusCode} with Location ` +
-				`${JSON.stringify(String(location ?? '')).slice(0, 100)}.`,
+				`${JSON.stringify(headerText(location, await credentialSecrets(ctx), 100))}.`,
 		});
 	}
 	const foreign = target.origin !== new URL(base).origin;
@@ -147,9 +148,11 @@ async function rejectNotTheFile(
 	const otherKind =
 		detected !== undefined && (kind === 'video' || kind === 'image') && detected.mimeType.split('/')[0] !== kind;
 	if (head.length > 0 && !(MEDIA_TYPE.test(declared) && (textual || otherKind))) return;
+	const secrets = await credentialSecrets(ctx);
 	const type = response.headers['content-type'];
-	const typed = typeof type === 'string' ? ` (Content-Type ${type.split(';')[0].trim()})` : '';
-	const found = redact(describeBytes(head, totalKnown), await credentialSecrets(ctx));
+	// The header is the service's words too: masked like the body.
+	const typed = typeof type === 'string' ? ` (Content-Type ${headerText(type.split(';')[0], secrets, 100)})` : '';
+	const found = redact(describeBytes(head, totalKnown), secrets);
 	throw new NodeOperationError(
 		ctx.getNode(),
 		`Not the file: artifact "${artifact.key}" of task ${taskId} answered ${response.statusCode} with ${found}${typed}`,
@@ -185,17 +188,20 @@ export async function downloadArtifact(
 			},
 			accept: async (head, response, totalKnown) => {
 				await rejectNotTheFile(ctx, taskId, artifact, head, response, totalKnown, itemIndex);
-				const mimeType = mimeTypeOf(artifact, response);
+				const mimeType = mimeTypeOf(artifact, response, await credentialSecrets(ctx));
 				return { fileName: fileNameOf(taskId, artifact.key, mimeType), mimeType };
 			},
 		});
 	});
 }
 
-/** As listed, else the answer's Content-Type (unless the generic octet-stream), else video/mp4. */
-function mimeTypeOf(artifact: ArtifactRef, response: StreamResponse): string {
-	const header = response.headers['content-type'];
-	const answered = typeof header === 'string' && header !== 'application/octet-stream' ? header.split(';')[0] : undefined;
+/**
+ * As listed, else the answer's Content-Type (unless the generic octet-stream, no MIME type at all, or one holding the
+ * key: redaction.ts headerMimeType), else video/mp4. It names the stored file and its extension too.
+ */
+function mimeTypeOf(artifact: ArtifactRef, response: StreamResponse, secrets: readonly string[]): string {
+	const header = headerMimeType(response.headers['content-type'], secrets);
+	const answered = header !== 'application/octet-stream' ? header : undefined;
 	return artifact.mime_type ?? answered ?? 'video/mp4';
 }
 

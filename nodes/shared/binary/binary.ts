@@ -3,6 +3,7 @@ import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 
 import { forStore } from './largeChunks';
 import { listen } from './streamEvents';
+import { redact } from '../transport/errors';
 import type { Readable } from '../transport/transport';
 
 /**
@@ -200,6 +201,8 @@ interface ToBinaryOptions {
 	 * <where> <description>", e.g. what = "Image 1", where = "its URL answered 200 with".
 	 */
 	expectImage?: { what: string; where: string; itemIndex: number };
+	/** The key's variants (transport.ts credentialSecrets): what the bytes and the type say is masked in a message. */
+	secrets?: readonly string[];
 }
 
 /** The bytes are an image: by their magic numbers, or (unknown to us) by an image Content-Type that is not text. */
@@ -220,10 +223,11 @@ export function classify(
 	const expected = options.expectImage;
 	if (expected && !isImage(head, detected, hinted)) {
 		const found = describeBytes(head, totalKnown);
-		const typed = hinted ? ` (Content-Type ${hinted})` : '';
+		const typed = hinted ? ` (Content-Type ${hinted.slice(0, 100)})` : '';
 		throw new NodeOperationError(
 			ctx.getNode(),
-			`${expected.what} is not an image: ${expected.where} ${found}${typed}`,
+			// The bytes (a page or message that echoes the key) and the type are the service's words: masked.
+			redact(`${expected.what} is not an image: ${expected.where} ${found}${typed}`, options.secrets ?? []),
 			{
 				description:
 					'The service reported success, but what it gave for this image is not a PNG, JPEG, WebP, GIF, AVIF, HEIC, BMP, ' +

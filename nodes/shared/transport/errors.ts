@@ -169,7 +169,8 @@ export function apiErrorFromResponse(node: INode, input: ApiErrorInput): NodeApi
 	const description = [hintForStatus(input.status), detailsOf(words, input.secrets), input.note]
 		.filter(Boolean)
 		.join(' ');
-	const message = `${input.method} ${input.path} failed with ${input.status}: ${safeMessage}`;
+	// The path may be a file URL's (a redirect's Location the service chose): masked like the service's words.
+	const message = `${input.method} ${redact(input.path, input.secrets)} failed with ${input.status}: ${safeMessage}`;
 	const error = new NodeApiError(
 		node,
 		{ message: safeMessage, httpCode: String(input.status) },

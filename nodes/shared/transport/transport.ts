@@ -12,7 +12,7 @@ import { joinUrl, normaliseBaseUrl } from './baseUrl';
 import { apiErrorFromResponse, asNodeError, messageFromBody, networkError, redact } from './errors';
 import type { Lane } from './lane';
 import { pacerOf } from './pacer';
-import { redactDeep } from './redaction';
+import { redactDeep, secretVariants } from './redaction';
 import type { PaceClass, Pacer } from './pacer';
 import {
 	answerVerdict,
@@ -204,11 +204,14 @@ function failureCause(ctx: GatewayFunctions, error: unknown): FailureCause | und
 	return undefined;
 }
 
-/** The credential's key, so that a service echoing it never puts it into a message. */
+/**
+ * The credential's key in every form a service may echo it (redaction.ts secretVariants: as stored, trimmed as servers
+ * see it, percent-encoded), so that a service echoing it never puts it into a message.
+ */
 export async function credentialSecrets(ctx: GatewayFunctions): Promise<string[]> {
 	try {
 		const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
-		return typeof credentials.apiKey === 'string' ? [credentials.apiKey] : [];
+		return typeof credentials.apiKey === 'string' ? secretVariants(credentials.apiKey) : [];
 	} catch {
 		return [];
 	}
@@ -275,8 +278,11 @@ async function withRetries(
 ): Promise<IN8nHttpFullResponse> {
 	const node = ctx.getNode();
 	const started = Date.now();
-	const label = `${spec.method} ${spec.path}`;
-	const where = { method: spec.method, path: spec.path, itemIndex: spec.itemIndex };
+	// The path may come from a redirect's Location (a file URL the service chose): masked once for every message and
+	// log line below.
+	const path = redact(spec.path, await credentialSecrets(ctx));
+	const label = `${spec.method} ${path}`;
+	const where = { method: spec.method, path, itemIndex: spec.itemIndex };
 	const pacer = pacerFor(ctx);
 	const sleep = async (ms: number) => await waitFor(ctx, ms);
 	// Outside an execution (the editor loading options) nobody paces and nobody waits long: the usual time budget.
@@ -578,7 +584,7 @@ export async function downloadUrl(
 		target = new URL(url);
 	} catch {
 		throw new NodeOperationError(node, 'The service returned a file URL that cannot be read', {
-			description: `Expected an absolute http(s) URL, got "${url.slice(0, 100)}".`,
+			description: `Expected an absolute http(s) URL, got "${redact(url, await credentialSecrets(ctx)).slice(0, 100)}".`,
 			itemIndex,
 		});
 	}
