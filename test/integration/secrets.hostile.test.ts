@@ -248,6 +248,19 @@ describe('10: response headers that echo the key reach no message, log line or m
 		await expectNoLeak(result);
 	});
 
+	it('Video Download: a redirect Location that is no URL and holds the key (the error quotes it masked)', async () => {
+		const s = await serve((req, res) => {
+			if (req.path.endsWith('/artifacts')) return sendJson(res, 200, { data: [{ key: 'video' }] });
+			res.writeHead(302, { location: `http://[${presented(req)}/video.mp4` }).end();
+		});
+		const result = await run(download({ continueOnFail: true }), s.url);
+		expect(result.output('Node')[0].json).toMatchObject({
+			error: 'The content of task task_1 redirected without a usable address',
+			errorDescription: 'The service answered 302 with Location "http://[***/video.mp4".',
+		});
+		await expectNoLeak(result);
+	});
+
 	it('Image: a URL answering text under a Content-Type echoing the key ("is not an image")', async () => {
 		const s = await serve((req, res) => {
 			if (req.method === 'POST') return sendJson(res, 200, { created: 1, data: [{ url: `${s.url}/img/1.png` }] });
