@@ -3,7 +3,7 @@
 // the 1.x smoke), one process on SQLite: Webhook → Split Out → Generate with Options → Task Ledger naming an n8n
 // Data Table. n8n is SIGKILLed while its tasks run (all accepted, the in-process wait going on) and started again:
 // the execution is `crashed`, its tasks are in the table, and Retry (REST, as the editor's button) adopts every one
-// of them: no POST again, every video delivered whole, the rows `delivered`.
+// of them: no POST again, every video delivered whole, every row the Retry's.
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { timed } from '../timing/phases';
 import { exampleCredential } from './workflows/examples';
@@ -89,9 +89,9 @@ describe('task ledger in a real n8n: a crashed execution\'s tasks are adopted by
 		expect(videos.map((item: any) => item.json.task_id).sort()).toEqual(accepted.map((row) => row.task_id).sort()); // eslint-disable-line @typescript-eslint/no-explicit-any
 		expect(videos.every((item: any) => item.json.resumed === true && item.json.status === 'SUCCESS' && item.binary?.data)).toBe(true); // eslint-disable-line @typescript-eslint/no-explicit-any
 
-		// Nothing paid again; every row now delivered by the retry.
+		// Nothing paid again; every row now held by the retry, whose saved output hands each task on.
 		expect(submissionsIn(await mock.log())).toHaveLength(PROMPTS.length);
 		const rows = await ledgerRows(server, cookie, table);
-		expect(rows.map((row) => [row.state, row.execution_id])).toEqual(rows.map(() => ['delivered', retried.id]));
+		expect(rows.map((row) => [row.state, row.execution_id, Number(row.lease_until)])).toEqual(rows.map(() => ['accepted', retried.id, 0]));
 	}, 8 * 60_000);
 });

@@ -100,8 +100,9 @@ describe('task ledger in queue mode: a worker killed while submitting, then Retr
 		// The 9th: in flight when the worker died, so never sent again; its row stays `sending` (Recover lists it).
 		const unknown = rows.filter((row) => row.state === 'sending');
 		expect(unknown.map((row) => row.item_key.split('/')[0])).toEqual([String(KILL_AFTER)]);
-		expect(rows.filter((row) => row.state === 'delivered')).toHaveLength(PROMPTS.length - 1);
-		expect(rows.filter((row) => row.state === 'delivered' && row.execution_id !== retried.id)).toEqual([]);
+		// Every paid task is the Retry's now (8 adopted, 15 paid by it); the dead run's 15 `planned` rows were never sent.
+		expect(rows.filter((row) => row.state === 'accepted' && row.execution_id === retried.id)).toHaveLength(PROMPTS.length - 1);
+		expect(rows.filter((row) => row.state === 'accepted' && row.execution_id !== retried.id)).toEqual([]);
 
 		// Every task the service created was delivered with exactly its bytes (a cut, unrecorded one would show here).
 		const created = new Set(log.filter((entry) => entry.taskId && submissions.includes(entry)).map((entry) => entry.taskId!));

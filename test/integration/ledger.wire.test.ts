@@ -21,14 +21,19 @@ const TABLE = 'tblLedgerWire01';
 const SUBMIT = '/v1/tasks/vendor';
 const PROMPTS = ['a fox', 'a heron', 'a kite'];
 
-/** The prompt each row was written for (its detail), with its state and task id. */
-const rowsOf = (table: FakeDataTable) =>
-	table.rows.map((row) => ({
+/**
+ * The prompt each row was written for (its detail), with its state and task id. A `planned` row that another row names
+ * as sent after it (`next_row`: that row's accepted write marked it before its POST) reads `sent`.
+ */
+const rowsOf = (table: FakeDataTable) => {
+	const named = table.rows.map((row) => Number(JSON.parse(String(row.detail)).next_row));
+	return table.rows.map((row) => ({
 		prompt: JSON.parse(String(row.detail)).prompt as string,
-		state: row.state,
+		state: row.state === 'planned' && named.includes(Number(row.id)) ? 'sent' : row.state,
 		task_id: row.task_id,
 		execution_id: row.execution_id,
 	}));
+};
 
 interface Service {
 	server: ScriptedServer;
@@ -89,24 +94,28 @@ describe('Generate with a Task Ledger, through n8n\'s engine', () => {
 		const out = json(result.output('Generate Video'));
 		const fields = out.map((item) => [item.status, item.resumed, item.ledger_table]);
 		expect(fields).toEqual(PROMPTS.map(() => ['SUBMITTED', false, TABLE]));
-		// When each POST arrived, its prompt's row was there, `sending`, with no task id yet.
+		// When each POST arrived, its prompt's row was there, marked as sent (`sending` alone for the first, named by the
+		// accepted write of the one before for the others), with no task id yet.
 		expect(svc.seenAtPost).toEqual(
-			PROMPTS.map((prompt) => ({ prompt, rows: [{ prompt, state: 'sending', task_id: '', execution_id: 'exec-first' }] })),
+			PROMPTS.map((prompt, index) => ({
+				prompt,
+				rows: [{ prompt, state: index === 0 ? 'sending' : 'sent', task_id: '', execution_id: 'exec-first' }],
+			})),
 		);
-		// After it: `accepted` with the task id the service gave, then `handed` (its id in the output).
+		// After it: `accepted` with the task id the service gave (whether it went on is what n8n saved of the run).
 		const accepted = table.calls
 			.filter((call) => call.kind === 'update')
 			.flatMap((call) => call.items.map((item) => item.set as IDataObject))
 			.filter((set) => set.state === 'accepted')
 			.map((set) => set.task_id);
 		expect(accepted.sort()).toEqual(out.map((item) => item.task_id).sort());
-		const handed = (item: IDataObject, index: number) => ({
+		const recorded = (item: IDataObject, index: number) => ({
 			prompt: PROMPTS[index],
-			state: 'handed',
+			state: 'accepted',
 			task_id: item.task_id,
 			execution_id: 'exec-first',
 		});
-		expect(rowsOf(table)).toEqual(out.map(handed));
+		expect(rowsOf(table)).toEqual(out.map(recorded));
 		expect(table.rows.map((row) => row.lease_until)).toEqual([0, 0, 0]);
 	});
 
@@ -123,7 +132,7 @@ describe('Generate with a Task Ledger, through n8n\'s engine', () => {
 		const out = json(retry.output('Generate Video'));
 		expect(out.map((item) => [item.task_id, item.resumed])).toEqual(paid.map((taskId) => [taskId, true]));
 		const rows = rowsOf(table).map((row) => [row.state, row.execution_id]);
-		expect(rows).toEqual(PROMPTS.map(() => ['handed', 'exec-retry']));
+		expect(rows).toEqual(PROMPTS.map(() => ['accepted', 'exec-retry']));
 	});
 
 	it('a Retry over a row whose POST had an unknown outcome sends nothing and says why', async () => {
@@ -154,8 +163,8 @@ describe('Generate with a Task Ledger, through n8n\'s engine', () => {
 		const rows = rowsOf(table).map((row) => [row.prompt, row.state, row.execution_id]);
 		expect(rows).toEqual([
 			[PROMPTS[0], 'sending', 'exec-retry-unknown'],
-			[PROMPTS[1], 'handed', 'exec-retry-unknown'],
-			[PROMPTS[2], 'handed', 'exec-retry-unknown'],
+			[PROMPTS[1], 'accepted', 'exec-retry-unknown'],
+			[PROMPTS[2], 'accepted', 'exec-retry-unknown'],
 		]);
 	});
 

@@ -1,6 +1,6 @@
 // Recover (nodes/shared/ledger/recovery.ts) against the in-memory Data Table: which rows of a workflow's Task Ledger
-// it hands on (paid, holder gone), which it reports as unknown outcomes, which it leaves (live, delivered, refused,
-// other workflows), and that each is claimed once (compare-and-set): a second Recover, or one racing a Retry, gets none.
+// it hands on (paid, holder gone, never went on), which it reports as unknown outcomes (in flight), which it leaves
+// (live, went on, refused, never sent, other workflows), and that each is claimed once (compare-and-set): a second Recover, or one racing a Retry, gets none.
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { recoverTasks } from '../../nodes/shared/ledger/recovery';
@@ -10,9 +10,13 @@ import { FakeDataTable } from '../support/fakeDataTable';
 const TABLE = 'tblRecover001';
 const WORKFLOW = 'wfRecover01';
 
-/** What n8n saved per execution: by default exec-dead's Generate run 0 went on (saved, no error). */
-type Saved = Record<string, { error?: unknown } | undefined>;
-const WENT_ON: Saved = { 'exec-dead': {} };
+/** What n8n saved per execution (its Generate run 0): by default exec-dead's run went on with task_done in its output. */
+type Saved = Record<string, { error?: unknown; data?: { main: Array<Array<{ json: IDataObject }>> } } | undefined>;
+const WENT_ON: Saved = {
+	'exec-dead': {
+		data: { main: [[{ json: { task_id: 'task_done', status: 'SUCCESS' } }, { json: { error: 'FAILURE', task_id: 'task_failed' } }]] },
+	},
+};
 
 function contextFor(table: FakeDataTable, executionId: string, saved: Saved = WENT_ON): IExecuteFunctions {
 	return {
@@ -46,53 +50,61 @@ function seedRow(table: FakeDataTable, values: IDataObject): IDataObject {
 }
 
 describe('Recover: the paid tasks of a workflow that no run delivered', () => {
-	it('hands on accepted rows whose holder is gone, reports `sending` ones, leaves everything else', async () => {
+	it('hands on accepted rows whose holder is gone and whose task never went on, reports rows in flight, leaves the rest', async () => {
 		const table = new FakeDataTable(TABLE, LEDGER_COLUMNS);
 		seedRow(table, { task_id: 'task_paid' });
 		seedRow(table, { state: 'sending' });
 		seedRow(table, { task_id: 'task_live', lease_until: Date.now() + 60_000 });
-		seedRow(table, { task_id: 'task_done', state: 'delivered' });
-		seedRow(table, { task_id: 'task_handed', state: 'handed' });
+		seedRow(table, { task_id: 'task_done' });
+		seedRow(table, { task_id: 'task_failed' });
 		seedRow(table, { state: 'refused' });
 		seedRow(table, { task_id: 'task_other', workflow_id: 'wfSomeoneElse' });
+		// Row 9 was sent after row 8 (its accepted write named it): in flight; row 10 was never sent.
+		const before = seedRow(table, { task_id: 'task_before' });
+		seedRow(table, { state: 'planned' });
+		seedRow(table, { state: 'planned' });
+		table.row(before.id as number)!.detail = JSON.stringify({ ...JSON.parse(String(before.detail)), next_row: 9 });
 
 		const { tasks, unknownOutcomes } = await recoverTasks(contextFor(table, 'exec-recover'), TABLE, WORKFLOW);
-		expect(tasks).toEqual([
-			{
-				task_id: 'task_paid',
-				submitted_at: '2026-11-26T10:00:00.000Z',
-				model: 'gk_1.5',
-				prompt: 'a fox',
-				workflow_id: WORKFLOW,
-				execution_id: 'exec-dead',
-				node_name: 'Generate Video',
-				item_index: 0,
-				ledger_table: TABLE,
-				ledger_row: 1,
-			},
-		]);
-		expect(unknownOutcomes.map((item) => [item.ledger_row, item.task_id])).toEqual([[2, undefined]]);
+		expect(tasks[0]).toEqual({
+			task_id: 'task_paid',
+			submitted_at: '2026-11-26T10:00:00.000Z',
+			model: 'gk_1.5',
+			prompt: 'a fox',
+			workflow_id: WORKFLOW,
+			execution_id: 'exec-dead',
+			node_name: 'Generate Video',
+			item_index: 0,
+			ledger_table: TABLE,
+			ledger_row: 1,
+		});
+		// task_failed: its item failed after the task was paid (an error item in the saved output), so it never went on.
+		expect(tasks.map((item) => item.task_id)).toEqual(['task_paid', 'task_failed', 'task_before']);
+		expect(unknownOutcomes.map((item) => [item.ledger_row, item.task_id])).toEqual([[2, undefined], [9, undefined]]);
 		// Claimed: handed on (or reported) by this Recover, so nobody lists them again.
 		expect(table.rows.map((row) => [row.state, row.execution_id])).toEqual([
 			['recovered', 'exec-recover'],
 			['reported', 'exec-recover'],
 			['accepted', 'exec-dead'],
-			['delivered', 'exec-dead'],
-			['handed', 'exec-dead'],
+			['accepted', 'exec-dead'],
+			['recovered', 'exec-recover'],
 			['refused', 'exec-dead'],
 			['accepted', 'exec-dead'],
+			['recovered', 'exec-recover'],
+			['reported', 'exec-recover'],
+			['planned', 'exec-dead'],
 		]);
 		const again = await recoverTasks(contextFor(table, 'exec-recover-2'), TABLE, WORKFLOW);
 		expect(again).toEqual({ tasks: [], unknownOutcomes: [] });
 	});
 
-	it('takes handed and delivered rows of a run whose output never went on (not saved, or saved as failed)', async () => {
-		for (const saved of [{}, { 'exec-dead': { error: { message: 'an item failed' } } }] as Saved[]) {
+	it('takes accepted rows of a run whose output never went on (not saved, or saved as failed)', async () => {
+		for (const saved of [{}, { 'exec-dead': { error: { message: 'an item failed' }, ...WENT_ON['exec-dead'] } }] as Saved[]) {
 			const table = new FakeDataTable(TABLE, LEDGER_COLUMNS);
-			seedRow(table, { task_id: 'task_handed', state: 'handed' });
-			seedRow(table, { task_id: 'task_delivered', state: 'delivered' });
+			seedRow(table, { task_id: 'task_done' });
+			seedRow(table, { task_id: 'task_paid' });
 			const { tasks } = await recoverTasks(contextFor(table, 'exec-recover', saved), TABLE, WORKFLOW);
-			expect(tasks.map((item) => item.task_id)).toEqual(['task_handed', 'task_delivered']);
+			expect(tasks.map((item) => item.task_id)).toEqual(['task_done', 'task_paid']);
 		}
 	});
 

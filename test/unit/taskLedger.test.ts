@@ -229,6 +229,28 @@ describe('an outcome that may have been paid is never sent again', () => {
 		expect(orphan).toMatchObject({ execution_id: 'exec-B', claims: 1 });
 	});
 
+	it('a planned row named as sent after another (its POST may have gone out) is never sent: same execution or Retry', async () => {
+		const table = newTable();
+		const hare = { ...FOX, prompt: 'a hare' };
+		const first = await open(table, 'exec-A');
+		await first.ledger.plan([
+			{ itemIndex: 0, request: FOX, meta: META },
+			{ itemIndex: 1, request: hare, meta: META },
+		]);
+		await first.ledger.close();
+		// The worker died after item 0's accepted write named item 1's row, before item 1's answer was recorded.
+		const [before, sent] = table.rows;
+		Object.assign(before, { state: 'accepted', task_id: 'task_0', detail: JSON.stringify({ next_row: sent.id }) });
+		for (const [executionId, mode] of [['exec-A', 'manual'], ['exec-B', 'retry']]) {
+			const { ledger } = await open(table, executionId, { mode });
+			const posts = sender('task_new');
+			expect(await submitIn(ledger, 0, FOX, META, posts.send)).toMatchObject({ taskId: 'task_0', resumed: true });
+			await expect(submitIn(ledger, 1, hare, META, posts.send)).rejects.toThrow(/^Not resubmitted: an earlier run/);
+			await ledger.close();
+			expect(posts.sent).toEqual([]);
+		}
+	});
+
 	it('a refused send (nothing paid) marks the row `refused`; the next try pays on a new row', async () => {
 		const table = newTable();
 		const { ledger } = await open(table, 'exec-A');
@@ -292,26 +314,28 @@ describe('a Retry (mode retry) adopts a dead run\'s rows; any other execution pa
 		expect(table.rows.map((row) => [row.task_id, row.execution_id])).toEqual([['task_A', 'exec-C']]);
 	});
 
-	it('a handed row is adopted only when its run\'s output never reached n8n\'s database', async () => {
-		for (const savedOutput of [false, true]) {
+	it('an accepted row is adopted only when its task never went on: its run not saved, or its item an error', async () => {
+		const outputs = { none: undefined, task: { task_id: 'task_A' }, error: { error: 'the video expired', task_id: 'task_A' } };
+		for (const [output, json] of Object.entries(outputs)) {
 			const table = newTable();
-			const orphan = await crashedRun(table, 'exec-A', 'task_A');
-			orphan.state = 'handed';
-			const runData = { [NODE.name]: [{ data: { main: [[{ json: { task_id: 'task_A' } }]] } }] };
+			await crashedRun(table, 'exec-A', 'task_A');
+			const runData = { [NODE.name]: [{ data: { main: [[{ json }]] } }] };
 			const execution = { resultData: { runData } } as unknown as IRunExecutionData;
-			const saved: Record<string, IRunExecutionData> = savedOutput ? { 'exec-A': execution } : {};
+			const saved: Record<string, IRunExecutionData> = json ? { 'exec-A': execution } : {};
 			const { ledger } = await open(table, 'exec-B', { mode: 'retry', saved });
 			const { send, sent } = sender('task_B');
 			const answer = await submitIn(ledger, 0, FOX, META, send);
 			await ledger.close();
-			expect([answer.taskId, sent.length]).toEqual(savedOutput ? ['task_B', 1] : ['task_A', 0]);
+			expect({ output, adopted: [answer.taskId, sent.length] }).toEqual({
+				output,
+				adopted: output === 'task' ? ['task_B', 1] : ['task_A', 0],
+			});
 		}
 	});
 
-	it('a delivered row of a run n8n saved as failed is adopted: its items never went on (Retry of a failed run)', async () => {
+	it('an accepted row of a run n8n saved as failed is adopted: its items never went on (Retry of a failed run)', async () => {
 		const table = newTable();
-		const orphan = await crashedRun(table, 'exec-A', 'task_A');
-		orphan.state = 'delivered';
+		await crashedRun(table, 'exec-A', 'task_A');
 		const failedRun = { error: { message: 'another item failed' }, data: undefined };
 		const saved = { 'exec-A': { resultData: { runData: { [NODE.name]: [failedRun] } } } as unknown as IRunExecutionData };
 		const { ledger } = await open(table, 'exec-B', { mode: 'retry', saved });
@@ -419,25 +443,16 @@ describe('a failing Data Table', () => {
 		expect(table.count('insert')).toBe(1);
 	});
 
-	it('a failed write after the service accepted does not lose the task id; the failure is logged', async () => {
+	it('a failed write after the service accepted does not lose the task id: logged, and written again at the close', async () => {
 		const table = newTable();
 		const { ledger, warnings } = await open(table, 'exec-A');
 		failAccepted(table);
 		const answer = await submitIn(ledger, 0, FOX, META, sender('task_kept').send);
 		expect(answer).toMatchObject({ taskId: 'task_kept', resumed: false });
-		await ledger.close();
 		expect(warnings.join('\n')).toMatch(/row 1 not updated to "accepted".*connection lost/);
-		expect(table.rows[0].state).toBe('sending');
-	});
-
-	it('the run\'s closing write repairs a row whose accepted write failed: its task id is recorded after all', async () => {
-		const table = newTable();
-		const { ledger } = await open(table, 'exec-A');
-		failAccepted(table);
-		await submitIn(ledger, 0, FOX, META, sender('task_kept').send);
-		ledger.settled(0, 'task_kept', 'delivered');
+		expect(table.rows.map((row) => [row.state, row.task_id])).toEqual([['sending', '']]);
 		await ledger.close();
-		expect(table.rows.map((row) => [row.state, row.task_id])).toEqual([['delivered', 'task_kept']]);
+		expect(table.rows.map((row) => [row.state, row.task_id, row.lease_until])).toEqual([['accepted', 'task_kept', 0]]);
 	});
 });
 
@@ -486,7 +501,8 @@ describe('one task at a time in the window', () => {
 		table.before.push(async (call) => {
 			await new Promise((resolve) => setTimeout(resolve, 5));
 			const set = (item: IDataObject) => item.set as IDataObject;
-			if (call.kind === 'update') events.push(`write ${call.items.map((item) => `${set(item).state}:${set(item).task_id}`).join(',')}`);
+			const what = (item: IDataObject) => `${set(item).state ?? 'lease'}:${set(item).task_id ?? ''}`;
+			if (call.kind === 'update') events.push(`write ${call.items.map(what).join(',')}`);
 		});
 		const post = (taskId: string) => async () => (events.push(`post ${taskId}`), taskId);
 		await Promise.all([
@@ -494,21 +510,22 @@ describe('one task at a time in the window', () => {
 			submitIn(ledger, 1, FOX, META, post('task_2')),
 		]);
 		await ledger.close();
-		// The second row turns `sending` in the same write that records the first task: one write per task. The close
-		// writes both rows once more (their leases let go).
+		// The first row is marked `sending` alone; the first task's accepted write names the second row as sent after it
+		// (one row written per task). The close lets both leases go in one write.
 		expect(events).toEqual([
 			'write sending:',
 			'post task_1',
-			'write accepted:task_1,sending:',
+			'write accepted:task_1',
 			'post task_2',
 			'write accepted:task_2',
-			'write accepted:task_1,accepted:task_2',
+			'write lease:',
 		]);
+		expect(JSON.parse(String(table.rows[0].detail)).next_row).toBe(table.rows[1].id);
 	});
 });
 
-describe('cost: one sub-workflow run per task, and four per node run', () => {
-	it('5 concurrent submissions planned as Generate plans them: one insert, one write per task, in turn', async () => {
+describe('cost: one row written per task, and four writes per node run', () => {
+	it('5 concurrent submissions planned as Generate plans them: one insert, one row written per task, in turn', async () => {
 		const table = newTable();
 		const { ledger } = await open(table, 'exec-A');
 		// A sub-workflow run takes a few milliseconds in n8n (an execution row, several statements), never none.
@@ -520,9 +537,12 @@ describe('cost: one sub-workflow run per task, and four per node run', () => {
 		const posted: number[] = [];
 		const answers = await Promise.all(
 			items.map(async (index) => await submitIn(ledger, index, request(index), META, async () => {
-				// Every row before this one is recorded, this one is `sending`, none after it is: one task in the window.
-				expect(table.rows.map((row) => row.state)).toEqual(
-					items.map((other) => (other < index ? 'accepted' : other === index ? 'sending' : 'planned')),
+				// Every row before this one is recorded, this one is marked as sent (`sending`, or named by the row before
+				// it), none after it is: one task in the window.
+				const named = table.rows.map((row) => Number(JSON.parse(String(row.detail)).next_row));
+				const state = (row: IDataObject) => (row.state === 'planned' && named.includes(Number(row.id)) ? 'sent' : row.state);
+				expect(table.rows.map(state)).toEqual(
+					items.map((other) => (other < index ? 'accepted' : other === index ? (index === 0 ? 'sending' : 'sent') : 'planned')),
 				);
 				posted.push(index);
 				return `task_${index}`;
@@ -531,19 +551,13 @@ describe('cost: one sub-workflow run per task, and four per node run', () => {
 		await ledger.close();
 		expect(posted).toEqual(items);
 		expect(answers.map((answer) => answer.taskId)).toEqual(items.map((index) => `task_${index}`));
-		// Read, plan; the first `sending`; each task's `accepted` with the next one's `sending`; the close.
+		// Read, plan; the first `sending`; each task's `accepted` naming the next one's row; the close (leases).
 		expect(table.calls.map((call) => [call.kind, call.items.length])).toEqual([
 			['get', 1],
 			['insert', 5],
-			['update', 1],
-			['update', 2],
-			['update', 2],
-			['update', 2],
-			['update', 2],
-			['update', 1],
-			['update', 5],
+			...Array(1 + 5 + 1).fill(['update', 1]),
 		]);
-		expect(table.calls.filter(accepts)).toHaveLength(5 + 1);
+		expect(table.calls.filter(accepts)).toHaveLength(5);
 		expect(table.rows.map((row) => [String(row.item_key).split('/')[0], row.state, row.task_id, row.lease_until])).toEqual(
 			items.map((index) => [String(index), 'accepted', `task_${index}`, 0]),
 		);

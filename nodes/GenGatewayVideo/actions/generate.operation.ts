@@ -220,7 +220,6 @@ export const operation: Operation<GenerateRun> = {
 				...(ledger ? { ledger_table: ledger.scope.tableId } : {}),
 			});
 			if (!(ctx.getNodeParameter('waitForCompletion', itemIndex, true) as boolean)) {
-				ledger?.settled(itemIndex, taskId, 'handed');
 				return {
 					json: { ...details, status: 'SUBMITTED' },
 					pairedItem: { item: itemIndex },
@@ -233,7 +232,6 @@ export const operation: Operation<GenerateRun> = {
 				...report.waitHooks(itemIndex),
 			});
 			const item = await completeTask(ctx, taskId, wait, readTaskOutput(ctx, itemIndex, details));
-			ledger?.settled(itemIndex, taskId, 'delivered');
 			return report.finished(itemIndex, item);
 		} catch (error) {
 			// An item not submitted because the run was failing is recorded as such by its lane.

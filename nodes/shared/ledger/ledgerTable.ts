@@ -5,19 +5,11 @@ import { runTable } from './tableRun';
 import type { Condition, TableCall, TableOp } from './tableRun';
 
 /**
- * `planned` (nothing sent yet) → `sending` → `accepted` → `handed` (its id went to the output) / `delivered` (its
- * video too); `refused`: nothing paid; `recovered`: Recover handed its id on; `reported`: an unknown outcome Recover
- * listed.
+ * `planned` (nothing sent yet) → `sending` → `accepted` (paid, its id recorded); `refused`: nothing paid; `recovered`:
+ * Recover handed its id on; `reported`: an unknown outcome Recover listed. A `planned` row that another row of its run
+ * names as `next_row` in its detail was sent after it (see TaskLedger.lane): it counts as `sending`.
  */
-export type LedgerState =
-	| 'planned'
-	| 'sending'
-	| 'accepted'
-	| 'handed'
-	| 'delivered'
-	| 'refused'
-	| 'recovered'
-	| 'reported';
+export type LedgerState = 'planned' | 'sending' | 'accepted' | 'refused' | 'recovered' | 'reported';
 
 export interface LedgerRow {
 	id: number;
@@ -34,7 +26,7 @@ export interface LedgerRow {
 	lease_until: number;
 	/** Compare-and-set counter: a claim changes the row only if nobody claimed it since it was read. */
 	claims: number;
-	/** JSON: node_name, item_index, model, prompt (cut), submitted_at. */
+	/** JSON: node_name, item_index, model, prompt (cut), submitted_at, next_row (the row sent after this one). */
 	detail: string;
 }
 
@@ -74,6 +66,21 @@ export function detailOf(row: LedgerRow): IDataObject {
 	} catch {
 		return {};
 	}
+}
+
+/** The ids of the rows another row names as sent after it (`next_row`): those count as `sending` while `planned`. */
+export function sentAfter(rows: LedgerRow[]): Set<number> {
+	const ids = new Set<number>();
+	for (const row of rows) {
+		const next = Number(detailOf(row).next_row);
+		if (Number.isInteger(next) && next > 0) ids.add(next);
+	}
+	return ids;
+}
+
+/** Whether the service may have this row's request with no task id recorded: an unknown outcome. */
+export function inFlight(row: LedgerRow, named: Set<number>): boolean {
+	return row.state === 'sending' || (row.state === 'planned' && named.has(row.id));
 }
 
 /** One row's change: which row (`where`), what to set. */

@@ -1,15 +1,16 @@
 import type { IDataObject, IExecuteFunctions, IRunExecutionData } from 'n8n-workflow';
 
-import { BY_CLAIM, detailOf, eq, LedgerTable } from './ledgerTable';
+import { BY_CLAIM, detailOf, eq, inFlight, LedgerTable, sentAfter } from './ledgerTable';
 import type { LedgerRow } from './ledgerTable';
 import { handedOn } from './taskLedger';
 
 /**
  * Recover: the paid tasks of a workflow that no run took to the end. A row is recoverable when its holder is gone
- * (lease over) and it is `accepted` (paid, its video never handed on), `handed` or `delivered` by a node run whose
- * output never went on (not saved, or saved as failed), or `sending` (the holder died while submitting: an unknown
- * outcome, listed apart and never resubmitted). Each is claimed by compare-and-set, so two Recover runs,
- * or a Recover and a Retry, never both take it; a claimed task is `recovered`, an unknown outcome `reported`.
+ * (lease over) and it is `accepted` by a node run whose output never handed its task on (not saved, saved as failed,
+ * or its item failed), or in flight (`sending`, or `planned` and named as sent after another row: the holder died
+ * while submitting, an unknown outcome, listed apart and never resubmitted). Each is claimed by compare-and-set, so
+ * two Recover runs, or a Recover and a Retry, never both take it; a claimed task is `recovered`, an unknown outcome
+ * `reported`.
  */
 
 interface Recovered {
@@ -44,10 +45,12 @@ export async function recoverTasks(
 	const recovered: Recovered = { tasks: [], unknownOutcomes: [] };
 	const executionId = ctx.getExecutionId() ?? 'manual';
 	const reads = new Map<string, Promise<IRunExecutionData | undefined>>();
+	const named = sentAfter(rows);
 	for (const row of rows) {
-		if (!['accepted', 'sending', 'handed', 'delivered'].includes(row.state) || row.lease_until > now) continue;
+		const unknown = inFlight(row, named);
+		if ((row.state !== 'accepted' && !unknown) || row.lease_until > now) continue;
 		if (await handedOn(ctx, row, reads)) continue;
-		const known = row.state !== 'sending' && row.task_id !== '';
+		const known = !unknown && row.task_id !== '';
 		const [claimed] = await table.update(BY_CLAIM, { id: row.id, claims: row.claims }, {
 			execution_id: executionId,
 			claims: row.claims + 1,

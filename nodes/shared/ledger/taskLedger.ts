@@ -6,20 +6,20 @@ import { waitFor } from '../transport/transport';
 import { maySendAgain } from '../transport/retry';
 import { fingerprint } from '../run/submissionGuard';
 import { takenByAnother, unknownOutcome } from './ledgerErrors';
-import { BY_CLAIM, BY_ID, detailOf, eq, LedgerTable } from './ledgerTable';
+import { BY_CLAIM, BY_ID, detailOf, eq, inFlight, LedgerTable, sentAfter } from './ledgerTable';
 import type { LedgerRow, LedgerState, RowChange } from './ledgerTable';
 
 /**
- * The task ledger: every paid video task is a row of an n8n Data Table, `sending` before its POST and `accepted` with
- * its id the moment the service accepts it, so that a worker killed at any point leaves the task's id where every
- * worker and the main can read it. Retry of the crashed execution adopts those tasks instead of paying again; Recover
- * lists those nobody took. The identity, the claim protocol and what each kill leaves: docs/queue-mode.md,
- * docs/design/dead-worker.md.
+ * The task ledger: every paid video task is a row of an n8n Data Table, marked as sent before its POST and `accepted`
+ * with its id the moment the service accepts it, so that a worker killed at any point leaves the task's id where
+ * every worker and the main can read it. Retry of the crashed execution adopts those tasks instead of paying again;
+ * Recover lists those nobody took. Whether a task went on from its node run is read from what n8n saved of that run.
+ * The identity, the claim protocol and what each kill leaves: docs/queue-mode.md, docs/design/dead-worker.md.
  *
- * What it costs (a sub-workflow run is an n8n execution and a few dozen database statements): one read and one
- * insert of `planned` rows when the run starts, one write per task (its `accepted` state and the next task's
- * `sending` state go together), a lease renewal every LEASE_MS / 3 while the run lasts, and one write when it ends
- * (what each task came to, and the leases let go).
+ * What it costs (each write is a sub-workflow run, an n8n execution, and each row it touches a few database
+ * statements): one read and one insert of `planned` rows when the run starts, one row written per task (its
+ * `accepted` state names the next task's row as sent after it), a lease renewal every LEASE_MS / 3 while the run
+ * lasts, and one write when it ends (the leases let go).
  */
 
 /** A holder that stops renewing is taken for dead after this long; it renews every third of it. */
@@ -69,13 +69,14 @@ const HELD = [eq('run_key'), eq('execution_id')];
 
 /**
  * Which orphans a retry looks at first: tasks known to be paid, then unknown outcomes (also those Recover reported:
- * still never resent), then handed ones (a task Recover took is reused, never paid again).
+ * still never resent), then tasks Recover took (reused, never paid again).
  */
-const ADOPTION_ORDER: LedgerState[] = ['accepted', 'sending', 'reported', 'handed', 'delivered', 'recovered'];
+const ADOPTION_ORDER: LedgerState[] = ['accepted', 'sending', 'planned', 'reported', 'recovered'];
 
 /**
- * Whether a row's task went on from its node run: `handed` or `delivered`, and n8n saved that run's output without an
- * error. A run never saved (killed first) or saved as failed (its items never went on) handed nothing on.
+ * Whether a row's task went on from its node run: n8n saved that run without an error, and its output holds an item
+ * (not an error item) with the row's task id. A run never saved (killed first), saved as failed (its items never went
+ * on), or an item that failed after its task was paid, handed nothing on.
  */
 export async function handedOn(
 	ctx: IExecuteFunctions,
@@ -83,7 +84,7 @@ export async function handedOn(
 	/** Executions read so far (one read per execution, however many of its rows are asked about). */
 	reads: Map<string, Promise<IRunExecutionData | undefined>> = new Map(),
 ): Promise<boolean> {
-	if (row.state !== 'handed' && row.state !== 'delivered') return false;
+	if (row.state !== 'accepted' || !row.task_id) return false;
 	const nodeName = String(detailOf(row).node_name ?? '');
 	const runIndex = Number(row.run_key.split('/').pop());
 	let read = reads.get(row.execution_id);
@@ -93,7 +94,9 @@ export async function handedOn(
 	}
 	const saved = await read;
 	const run = saved?.resultData?.runData?.[nodeName]?.[runIndex];
-	return run !== undefined && run.error === undefined;
+	if (!run || run.error !== undefined) return false;
+	const items = (run.data?.main ?? []).flatMap((output) => output ?? []);
+	return items.some((item) => item.json?.task_id === row.task_id && item.json?.error === undefined);
 }
 
 export class TaskLedger {
@@ -105,8 +108,8 @@ export class TaskLedger {
 	/** A holder's outcome is being written (and the next item's `sending` with it). */
 	private handing = false;
 	private waiters: Waiter[] = [];
-	/** How each row's task left this node (`handed`/`delivered`), written when the run ends. */
-	private readonly settledRows = new Map<number, { state: LedgerState; task_id: string }>();
+	/** Accepted tasks whose `accepted` write failed, by row id: written again when the run ends. */
+	private readonly unrecorded = new Map<number, RowChange>();
 	private readonly renewal = new AbortController();
 	private renewing?: Promise<void>;
 
@@ -126,6 +129,10 @@ export class TaskLedger {
 		ledger.rows = await ledger.table.read([eq('run_key')], { run_key: ledger.runKey });
 		ledger.renewing = ledger.renewLeases();
 		return ledger;
+	}
+
+	private mayBePaid(row: LedgerRow): boolean {
+		return row.state !== 'planned' && row.state !== 'refused';
 	}
 
 	private itemKey(itemIndex: number, request: unknown): string {
@@ -159,10 +166,10 @@ export class TaskLedger {
 	async plan(submissions: PlannedSubmission[]): Promise<void> {
 		// A request with a row that may have been paid is resumed or adopted, not planned (a planned or refused row of
 		// another run is nothing paid: the request gets a row of this run's own).
-		const mayBePaid = (row: LedgerRow) => row.state !== 'planned' && row.state !== 'refused';
+		const named = sentAfter(this.rows);
 		const fresh = submissions
 			.map((entry) => ({ ...entry, key: this.itemKey(entry.itemIndex, entry.request) }))
-			.filter(({ key }) => !this.rows.some((row) => row.item_key === key && mayBePaid(row)));
+			.filter(({ key }) => !this.rows.some((row) => row.item_key === key && (this.mayBePaid(row) || inFlight(row, named))));
 		if (fresh.length === 0) return;
 		try {
 			this.rows.push(...(await this.table.insert(fresh.map((entry) => this.newRow(entry.itemIndex, entry.key, entry.meta)))));
@@ -185,8 +192,9 @@ export class TaskLedger {
 		const { itemIndex } = lane;
 		const itemKey = this.itemKey(itemIndex, request);
 		const mine = (row: LedgerRow) => row.item_key === itemKey && row.execution_id === this.scope.executionId;
-		const own = this.rows.find((row) => mine(row) && row.state !== 'refused' && row.state !== 'planned');
-		if (own) return this.resumed(itemIndex, own);
+		const named = sentAfter(this.rows);
+		const own = this.rows.find((row) => mine(row) && (this.mayBePaid(row) || inFlight(row, named)));
+		if (own) return this.resumed(itemIndex, own, named);
 		if (this.scope.retry) {
 			const adopted = await this.adopt(itemIndex, itemKey);
 			if (adopted) return adopted;
@@ -222,8 +230,9 @@ export class TaskLedger {
 	 * The item's submission lane with the ledger's rule: a task is in the unknown-outcome window from its POST until
 	 * its `accepted` write commits (a kill then loses its id: the service has it, the ledger does not), so no other
 	 * item's POST starts while one is there: one task at a time per node run is in that window, however fast the
-	 * service answers and however slow the database writes. Its row turns `sending` before its POST, in the same write
-	 * as the previous holder's outcome (one sub-workflow run per task); waits and downloads go on in parallel.
+	 * service answers and however slow the database writes. Before its POST a row is marked as sent: by the previous
+	 * holder's outcome, written with `next_row` naming it (one row written per task), or, when the window was empty,
+	 * by its own `sending` write. Waits and downloads go on in parallel.
 	 */
 	private lane(lane: Lane): Lane {
 		const { itemIndex } = lane;
@@ -269,25 +278,26 @@ export class TaskLedger {
 	}
 
 	/**
-	 * The holder's outcome is known: its row's new state (none: an unknown outcome, the row stays `sending`) and the
-	 * next waiting item's `sending` go in one write, then the window is the next item's. A failed write loses no task
-	 * id (it is in the output, and the run's last write records it again); the next item then sends nothing.
+	 * The holder's outcome is known: its row's new state (none: an unknown outcome, the row stays as sent) goes in one
+	 * write with `next_row` naming the next waiting item's row, then the window is the next item's. A failed write
+	 * loses no task id (it is in the output, and the run's last write records it again); the next item then sends
+	 * nothing.
 	 */
 	private async leave(itemIndex: number, set: IDataObject | undefined): Promise<void> {
 		if (this.holder !== itemIndex) return;
 		this.handing = true;
 		const row = await this.slots.get(itemIndex)!;
 		const next = this.waiters.shift();
-		const changes = [
-			...(set ? [this.change(row, { lease_until: Date.now() + LEASE_MS, ...set })] : []),
-			...(next ? [this.sending(next.row)] : []),
-		];
+		const detail = (set?.detail as string | undefined) ?? row.detail;
+		const nextRow = next ? { detail: JSON.stringify({ ...detailOf({ ...row, detail }), next_row: next.row.id }) } : {};
+		const changes = set || next ? [this.change(row, { lease_until: Date.now() + LEASE_MS, ...set, ...nextRow })] : [];
 		let written = false;
 		try {
 			await this.writeWindow(changes);
 			written = true;
 		} catch (error) {
 			if (set) this.warn(`row ${row.id} not updated to ${JSON.stringify(set.state)}`, error);
+			if (set?.state === 'accepted') this.unrecorded.set(row.id, this.change(row, { ...set, lease_until: 0 }));
 			next?.reject(error);
 		}
 		this.holder = written ? next?.itemIndex : undefined;
@@ -327,34 +337,23 @@ export class TaskLedger {
 	}
 
 	/**
-	 * The item's task left this node: its id in the output (`handed`) or its video too (`delivered`); written when the
-	 * run ends (a run killed first is never saved by n8n, so its tasks count as not handed on either way). The task id
-	 * is written again then: it repairs a row whose `accepted` write failed.
-	 */
-	settled(itemIndex: number, taskId: string, state: 'handed' | 'delivered'): void {
-		const row = this.rows.find(
-			(entry) =>
-				entry.execution_id === this.scope.executionId &&
-				(entry.task_id === taskId || (entry.task_id === '' && entry.item_key.startsWith(`${itemIndex}/`))),
-		);
-		if (row) this.settledRows.set(row.id, { state, task_id: taskId });
-	}
-
-	/**
-	 * The run ended: one write for all its rows, what each task came to and its lease let go (0: a failed run's rows
-	 * can be adopted by a Retry at once).
+	 * The run ended: the leases let go in one write (0: a failed run's rows can be adopted by a Retry at once), after
+	 * the `accepted` writes that failed are tried once more.
 	 */
 	async close(): Promise<void> {
 		this.renewal.abort();
 		await this.renewing;
-		const held = this.rows.filter((row) => row.execution_id === this.scope.executionId);
-		if (held.length === 0) return;
-		const changes = held.map((row) => this.change(row, { ...this.settledRows.get(row.id), lease_until: 0 }));
-		await this.writeWindow(changes).catch((error: unknown) => this.warn('closing the run\'s rows', error));
+		if (!this.rows.some((row) => row.execution_id === this.scope.executionId)) return;
+		if (this.unrecorded.size > 0) {
+			await this.writeWindow([...this.unrecorded.values()]).catch((error: unknown) => this.warn('recording again', error));
+		}
+		await this.table
+			.update(HELD, { run_key: this.runKey, execution_id: this.scope.executionId }, { lease_until: 0 })
+			.catch((error: unknown) => this.warn('letting the leases go', error));
 	}
 
-	private resumed(itemIndex: number, row: LedgerRow): LedgerSubmission {
-		if (row.state === 'sending' || row.state === 'reported' || !row.task_id) {
+	private resumed(itemIndex: number, row: LedgerRow, named: Set<number> = sentAfter(this.rows)): LedgerSubmission {
+		if (inFlight(row, named) || row.state === 'reported' || !row.task_id) {
 			throw unknownOutcome(this.ctx, itemIndex, row);
 		}
 		const submittedAt = Date.parse(String(detailOf(row).submitted_at ?? ''));
@@ -363,9 +362,10 @@ export class TaskLedger {
 
 	/** On a Retry: a dead run's row of the same item and request, claimed by compare-and-set. */
 	private async adopt(itemIndex: number, itemKey: string): Promise<LedgerSubmission | undefined> {
+		const named = sentAfter(this.rows);
 		const candidates = this.rows
 			.filter((row) => row.item_key === itemKey && row.execution_id !== this.scope.executionId)
-			.filter((row) => ADOPTION_ORDER.includes(row.state))
+			.filter((row) => this.mayBePaid(row) || inFlight(row, named))
 			.sort((a, b) => ADOPTION_ORDER.indexOf(a.state) - ADOPTION_ORDER.indexOf(b.state));
 		let taken: LedgerRow | undefined;
 		for (const candidate of candidates) {
@@ -386,7 +386,7 @@ export class TaskLedger {
 			}
 			this.replace(claimed);
 			// The error of an unknown outcome names the run that died, not this one.
-			return this.resumed(itemIndex, { ...claimed, execution_id: row.execution_id });
+			return this.resumed(itemIndex, { ...claimed, execution_id: row.execution_id }, named);
 		}
 		// Another live run (a second Retry of the same execution) holds this item's task: paying now could pay twice.
 		if (taken) throw takenByAnother(this.ctx, itemIndex, taken);

@@ -278,11 +278,14 @@ async function withRetries(
 ): Promise<IN8nHttpFullResponse> {
 	const node = ctx.getNode();
 	const started = Date.now();
-	// The path may come from a redirect's Location (a file URL the service chose): masked once for every message and
-	// log line below.
-	const path = redact(spec.path, await credentialSecrets(ctx));
-	const label = `${spec.method} ${path}`;
-	const where = { method: spec.method, path, itemIndex: spec.itemIndex };
+	// The path may come from a redirect's Location (a file URL the service chose): masked for every message and log
+	// line below, once, when the first of them needs it (a request that simply succeeds reads no credential for it).
+	let shownPath: string | undefined;
+	const where = async () => {
+		shownPath ??= redact(spec.path, await credentialSecrets(ctx));
+		return { method: spec.method, path: shownPath, itemIndex: spec.itemIndex };
+	};
+	const label = async () => `${spec.method} ${(await where()).path}`;
 	const pacer = pacerFor(ctx);
 	const sleep = async (ms: number) => await waitFor(ctx, ms);
 	// Outside an execution (the editor loading options) nobody paces and nobody waits long: the usual time budget.
@@ -311,7 +314,9 @@ async function withRetries(
 			// Cancelled (passed on unchanged) or not a failure of the request itself.
 			if (!cause || cause.aborted) throw asNodeError(ctx, error, spec.itemIndex);
 			// Nothing was sent, and the same certificate fails the same way again: not retried.
-			if (isTlsHandshakeFailure(cause.code, errorTexts(error))) throw tlsError(node, { ...where, code: cause.code });
+			if (isTlsHandshakeFailure(cause.code, errorTexts(error))) {
+				throw tlsError(node, { ...(await where()), code: cause.code });
+			}
 			// Which failures are retried and which are unknown outcomes: the one rule in retry.ts.
 			const verdict = failureVerdict(spec.kind, cause.code);
 			const mayRetry = verdict === 'retry';
@@ -321,13 +326,13 @@ async function withRetries(
 				? nextRetryDelay({ attempt: failures, elapsedMs: Date.now() - firstFailureAt, policy: spec.policy })
 				: undefined;
 			if (delay !== undefined) {
-				ctx.logger.warn(`Gen Gateway: ${label} failed (${cause.code}); retry ${attempt + 1} in ${delay} ms`);
+				ctx.logger.warn(`Gen Gateway: ${await label()} failed (${cause.code}); retry ${attempt + 1} in ${delay} ms`);
 				await waitFor(ctx, delay);
 				continue;
 			}
 			const timedOut = isRequestTimeout(cause.code, errorTexts(error));
 			throw networkError(node, {
-				...where,
+				...(await where()),
 				code: cause.code,
 				outcomeUnknown: verdict === 'unknown',
 				reason: timedOut
@@ -358,7 +363,7 @@ async function withRetries(
 			const said = redact(messageFromBody(body).message, secrets);
 			const location = headerValue(response.headers, 'location');
 			throw networkError(node, {
-				...where,
+				...(await where()),
 				code: `HTTP_${status}`,
 				outcomeUnknown: true,
 				reason:
@@ -376,9 +381,10 @@ async function withRetries(
 			limited++;
 			const delay = rateLimitedDelay({ limited, retryAfterMs, remainingMs: deadline - Date.now(), policy: spec.policy });
 			if (delay !== undefined) {
-				ctx.logger.warn(`Gen Gateway: ${label} answered 429; retry ${attempt + 1} in ${delay} ms`);
-				if (pacer) pacer.onLimited(delay);
-				else await waitFor(ctx, delay);
+				// The pace slows at once; the log line (which may read the credential to mask the path) after it.
+				pacer?.onLimited(delay);
+				ctx.logger.warn(`Gen Gateway: ${await label()} answered 429; retry ${attempt + 1} in ${delay} ms`);
+				if (!pacer) await waitFor(ctx, delay);
 				continue;
 			}
 		} else if (verdict === 'retry') {
@@ -393,13 +399,13 @@ async function withRetries(
 				policy: spec.policy,
 			});
 			if (delay !== undefined) {
-				ctx.logger.warn(`Gen Gateway: ${label} answered ${status}; retry ${attempt + 1} in ${delay} ms`);
+				ctx.logger.warn(`Gen Gateway: ${await label()} answered ${status}; retry ${attempt + 1} in ${delay} ms`);
 				await waitFor(ctx, delay);
 				continue;
 			}
 		}
 		throw apiErrorFromResponse(node, {
-			...where,
+			...(await where()),
 			status,
 			body,
 			secrets: await credentialSecrets(ctx),
