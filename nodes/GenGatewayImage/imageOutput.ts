@@ -38,6 +38,12 @@ function binaryKey(base: string, index: number, mode: OutputMode): string {
 	return mode === 'oneItem' ? `${base}_${index}` : base;
 }
 
+/** How long an image download may stay silent once it began: the node's Timeout, and where to raise it. */
+interface DownloadTimeout {
+	timeoutMs: number;
+	timeoutAdvice: string;
+}
+
 /** A URL download streamed into binary data, checked, and fetched again (resumed when it can be) when it breaks. */
 async function downloadImage(
 	ctx: IExecuteFunctions,
@@ -45,10 +51,12 @@ async function downloadImage(
 	fileName: string,
 	what: string,
 	itemIndex: number,
+	timeout?: DownloadTimeout,
 ): Promise<IBinaryData> {
 	return await downloadChecked(ctx, {
 		name: fileName,
 		itemIndex,
+		...timeout,
 		open: async (range) => await downloadUrl(ctx, url, itemIndex, { headers: downloadHeaders(range) }),
 		accept: async (head, response, totalKnown) => {
 			const secrets = await credentialSecrets(ctx);
@@ -68,6 +76,7 @@ async function imageBinary(
 	entry: ImageEntry,
 	index: number,
 	itemIndex: number,
+	timeout?: DownloadTimeout,
 ): Promise<IBinaryData> {
 	const fileName = `image-${index + 1}`;
 	const what = `Image ${index + 1}`;
@@ -93,7 +102,7 @@ async function imageBinary(
 				secrets: await credentialSecrets(ctx),
 			});
 		}
-		return await downloadImage(ctx, entry.url, fileName, what, itemIndex);
+		return await downloadImage(ctx, entry.url, fileName, what, itemIndex, timeout);
 	}
 	throw new NodeOperationError(ctx.getNode(), `Image ${index + 1} has neither "b64_json" nor "url"`, { itemIndex });
 }
@@ -141,13 +150,19 @@ function withImageUrls(ctx: IExecuteFunctions, thrown: unknown, entries: ImageEn
 export async function binaryItems(
 	ctx: IExecuteFunctions,
 	entries: ImageEntry[],
-	opts: { mode: OutputMode; binaryPropertyName: string; common: IDataObject; itemIndex: number },
+	opts: {
+		mode: OutputMode;
+		binaryPropertyName: string;
+		common: IDataObject;
+		itemIndex: number;
+		timeout?: DownloadTimeout;
+	},
 ): Promise<INodeExecutionData[]> {
 	const pairedItem = { item: opts.itemIndex };
 	const binaries: IBinaryData[] = [];
 	try {
 		for (let index = 0; index < entries.length; index++) {
-			binaries.push(await imageBinary(ctx, entries[index], index, opts.itemIndex));
+			binaries.push(await imageBinary(ctx, entries[index], index, opts.itemIndex, opts.timeout));
 		}
 	} catch (error) {
 		throw withImageUrls(ctx, error, entries, opts.itemIndex);

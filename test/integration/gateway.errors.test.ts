@@ -19,13 +19,14 @@ jest.setTimeout(60_000);
 
 const KEY = 'sk-newapi-errors-4b7c9d2e1f0a';
 const TASK_ID = 'task_0123456789abcdef0123456789abcdef';
-/** A well-formed (tiny) mp4: an ftyp box, then an mdat box holding the payload. */
+/** A well-formed (tiny) mp4: an ftyp box, an empty moov box, then an mdat box holding the payload. */
 const VIDEO = (() => {
 	const payload = Buffer.from('new-api video bytes');
 	const mdat = Buffer.alloc(8);
 	mdat.writeUInt32BE(8 + payload.length, 0);
 	mdat.write('mdat', 4, 'latin1');
-	return Buffer.concat([Buffer.from('\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isommp42', 'latin1'), mdat, payload]);
+	const moov = Buffer.from('\x00\x00\x00\x08moov', 'latin1');
+	return Buffer.concat([Buffer.from('\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isommp42', 'latin1'), moov, mdat, payload]);
 })();
 const PNG = Buffer.from(
 	'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',

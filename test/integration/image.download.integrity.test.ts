@@ -8,7 +8,9 @@ import { runWorkflow } from '../harness/engine';
 import { sendJson, startScriptedServer } from '../support/scriptedServer';
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-const IMAGE = Buffer.concat([PNG_SIGNATURE, randomBytes(1024 * 1024)]);
+/** A PNG's signature and its closing IEND chunk around 1 MiB of other bytes (a stored PNG must end with IEND). */
+const IEND = Buffer.from('0000000049454e44ae426082', 'hex');
+const IMAGE = Buffer.concat([PNG_SIGNATURE, randomBytes(1024 * 1024), IEND]);
 const ETAG = '"img-v1"';
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 

@@ -20,8 +20,8 @@ import { runVideo, sha256 } from '../support/videoRun';
 
 const KEY = 'sentinel-key-integrity-5a4b3c';
 const SIZE = 2 * 1024 * 1024;
-/** An mp4 as the walker sees one: an `ftyp` box, then an `mdat` box covering the rest. */
-const VIDEO = Buffer.concat([mp4Header(SIZE), randomBytes(SIZE - 40)]);
+/** An mp4 as the walker sees one: an `ftyp` box, a `moov` box, then an `mdat` box covering the rest. */
+const VIDEO = Buffer.concat([mp4Header(SIZE), randomBytes(SIZE - mp4Header(SIZE).length)]);
 const CONTENT = '/v1/tasks/task_fake1/artifacts/video/content';
 
 type Content = (req: ScriptedRequest, res: ServerResponse, index: number) => void;

@@ -8,17 +8,23 @@ import { deflateSync } from 'zlib';
 
 const CHUNK = 64 * 1024;
 
-/** A real `ftyp` box (isom brand) followed by an `mdat` box header covering the rest of the file. */
+/**
+ * A real `ftyp` box (isom brand), an (empty) `moov` box, and an `mdat` box header covering the rest of the file: the
+ * top level of a whole mp4 (a downloaded mp4 without `moov` and `mdat` is not stored).
+ */
 export function mp4Header(totalBytes: number): Buffer {
 	const ftyp = Buffer.alloc(32);
 	ftyp.writeUInt32BE(32, 0);
 	ftyp.write('ftypisom', 4, 'latin1');
 	ftyp.writeUInt32BE(0x200, 12);
 	ftyp.write('isomiso2avc1mp41', 16, 'latin1');
+	const moov = Buffer.alloc(8);
+	moov.writeUInt32BE(8, 0);
+	moov.write('moov', 4, 'latin1');
 	const mdat = Buffer.alloc(8);
-	mdat.writeUInt32BE(Math.min(Math.max(totalBytes - 32, 8), 0xffffffff), 0);
+	mdat.writeUInt32BE(Math.min(Math.max(totalBytes - 40, 8), 0xffffffff), 0);
 	mdat.write('mdat', 4, 'latin1');
-	return Buffer.concat([ftyp, mdat]);
+	return Buffer.concat([ftyp, moov, mdat]);
 }
 
 /**

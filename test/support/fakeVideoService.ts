@@ -16,7 +16,11 @@ export interface FakeVideoOptions {
 	content?: (req: ScriptedRequest, res: ServerResponse) => void;
 }
 
-export const VIDEO_BYTES = Buffer.from('\x00\x00\x00\x18ftypmp42fake video bytes', 'binary');
+/** A tiny whole mp4 as far as its top level goes: an `ftyp`, an empty `moov` and an `mdat` box. */
+export const VIDEO_BYTES = Buffer.from(
+	'\x00\x00\x00\x10ftypmp42\x00\x00\x00\x00\x00\x00\x00\x08moov\x00\x00\x00\x18mdatfake video bytes',
+	'binary',
+);
 
 export async function startFakeVideoService(options: FakeVideoOptions): Promise<ScriptedServer & { polls: () => number }> {
 	const taskId = options.taskId ?? 'task_fake1';

@@ -33,14 +33,15 @@ describe('prompt markers', () => {
 });
 
 describe('media', () => {
-	it('builds artifacts starting with an ftyp box and an mdat header, deterministic per seed', () => {
+	it('builds artifacts starting with an ftyp box, a moov box and an mdat header, deterministic per seed', () => {
 		const bytes = Buffer.concat([...artifactChunks('task_a', 100_003, new ChunkPool(4096))].map((b) => Buffer.from(b)));
 		expect(bytes.length).toBe(100_003);
 		expect(bytes.readUInt32BE(0)).toBe(32);
 		expect(bytes.subarray(4, 8).toString('latin1')).toBe('ftyp');
-		expect(bytes.subarray(36, 40).toString('latin1')).toBe('mdat');
-		expect(bytes.readUInt32BE(32)).toBe(100_003 - 32);
-		expect(bytes.subarray(0, 40)).toEqual(mp4Header(100_003));
+		expect(bytes.subarray(36, 40).toString('latin1')).toBe('moov');
+		expect(bytes.subarray(44, 48).toString('latin1')).toBe('mdat');
+		expect(bytes.readUInt32BE(40)).toBe(100_003 - 40);
+		expect(bytes.subarray(0, 48)).toEqual(mp4Header(100_003));
 		// Chunk size does not change the bytes; the seed does.
 		const other = Buffer.concat([...artifactChunks('task_a', 100_003, new ChunkPool(65536))].map((b) => Buffer.from(b)));
 		expect(other.equals(bytes)).toBe(true);

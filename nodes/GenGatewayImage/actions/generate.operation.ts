@@ -194,5 +194,6 @@ async function generate(ctx: IExecuteFunctions, itemIndex: number): Promise<INod
 		binaryPropertyName: options.binaryPropertyName || 'data',
 		common,
 		itemIndex,
+		timeout: { timeoutMs: timeoutMsOf(options.timeout), timeoutAdvice: TIMEOUT_ADVICE },
 	});
 }

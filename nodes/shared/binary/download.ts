@@ -2,10 +2,12 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 
 import { SNIFF_BYTES, peekStream } from './binary';
-import { BoxWalker, contentLength, contentRange, isIsoMedia, resumeInfo } from './integrity';
+import { contentLength, contentRange, isEncoded, resumeInfo, structureOf, validatorsOf } from './integrity';
+import type { FileStructure } from './integrity';
 import { forStore, readableClassOf, STORE_CHUNK_BYTES } from './largeChunks';
 import { listen } from './streamEvents';
 import { asNodeError } from '../transport/errors';
+import { idleWatch } from '../transport/idleWatch';
 import { brokenBodyRetryDelay } from '../transport/retry';
 import { waitFor } from '../transport/transport';
 import type { Readable, StreamResponse } from '../transport/transport';
@@ -13,10 +15,14 @@ import type { Readable, StreamResponse } from '../transport/transport';
 /**
  * The one checked download of a file into n8n's binary data (Video's artifacts, Image's URLs). Every answer's first
  * bytes are judged by the caller before anything is stored (a page or an error is never the file); the bytes are
- * counted against Content-Length / Content-Range and an mp4's own box sizes; a body that breaks or ends early is
- * fetched again (bounded: brokenBodyRetryDelay), from the byte where it stopped when the server offered
- * `Accept-Ranges: bytes` with a strong ETag (sent back as If-Range), else from the start. A resumed body is appended
- * to the same stored stream: n8n's prepareBinaryData reads one stream, which is fed across attempts.
+ * counted against Content-Length / Content-Range and the file's own structure (integrity.ts: an mp4's boxes, an
+ * image's end); a body that breaks or ends early is fetched again (bounded: brokenBodyRetryDelay), from the byte
+ * where it stopped when the server offered `Accept-Ranges: bytes` with a strong ETag (sent back as If-Range), else
+ * from the start. A resumed body is appended to the same stored stream (n8n's prepareBinaryData reads one stream, fed
+ * across attempts) only when it is provably the same file: a 206 with the first answer's validators and a
+ * Content-Range that starts at the resume byte and names the same total; anything else (another ETag, a 416, a
+ * range that does not fit) starts over from byte 0. An answer that sends more bytes than it announced is never
+ * appended. A body silent for `timeoutMs` (headers and first bytes arrived, then nothing) ends the download.
  */
 
 export interface ResumeFrom {
@@ -39,7 +45,13 @@ interface CheckedDownload {
 	/** The file, for messages ("image-1", "task_1.mp4"). */
 	name: string;
 	itemIndex: number;
+	/** How long a body may stay silent once it began (the node's Timeout); default: the socket's 120 s. */
+	timeoutMs?: number;
+	/** How the user raises `timeoutMs` (the node's Timeout option), when it is the node's. */
+	timeoutAdvice?: string;
 }
+
+const DEFAULT_IDLE_MS = 120_000;
 
 /** The request headers of a binary download: the bytes as stored (no compression), from `range.start` when resuming. */
 export function downloadHeaders(range?: ResumeFrom): Record<string, string> {
@@ -54,6 +66,9 @@ export function downloadHeaders(range?: ResumeFrom): Record<string, string> {
 /** A body that ended without an error but short of what was announced (or of its own structure). */
 class EndedEarly extends Error {}
 
+/** An answer that sent more bytes than it announced: never appended, and its ranges are not trusted again. */
+class TooLong extends Error {}
+
 /** n8n's store failed (a full disk…): not the network, so not retried. */
 class StoreFailed extends Error {
 	constructor(readonly original: unknown) {
@@ -67,8 +82,9 @@ class StoredFile {
 	/** The whole file's size, when an answer said it. */
 	total?: number;
 	etag?: string;
+	lastModified?: string;
 	resumable = false;
-	private readonly walker?: BoxWalker;
+	private readonly structure?: FileStructure;
 	private readonly sink: Readable;
 	private readonly done: Promise<IBinaryData>;
 	private wake?: () => void;
@@ -76,7 +92,7 @@ class StoredFile {
 	constructor(ctx: IExecuteFunctions, like: Readable, head: Buffer, fileName: string, mimeType: string) {
 		const Type = readableClassOf(like);
 		if (!Type) throw new Error('The download is not a readable stream');
-		if (isIsoMedia(head)) this.walker = new BoxWalker();
+		this.structure = structureOf(head);
 		this.sink = new Type({
 			highWaterMark: STORE_CHUNK_BYTES,
 			read: () => {
@@ -98,47 +114,80 @@ class StoredFile {
 	describe(response: StreamResponse): void {
 		const range = response.statusCode === 206 ? contentRange(response.headers) : undefined;
 		this.total = range ? range.total : contentLength(response.headers);
-		const { ranges, etag } = resumeInfo(response.headers);
-		this.resumable = ranges && etag !== undefined;
+		const { ranges } = resumeInfo(response.headers);
+		const { etag, lastModified } = validatorsOf(response.headers);
+		// A decoded body's byte offsets are not the server's: it cannot be continued from one.
+		this.resumable = ranges && etag !== undefined && !isEncoded(response.headers);
 		this.etag = etag;
+		this.lastModified = lastModified;
 	}
 
-	/** A 206 that continues this file exactly where it stopped. */
+	/**
+	 * A 206 that continues this file exactly where it stopped: the first answer's validators (its ETag, and its
+	 * Last-Modified when both name one), a range starting at the resume byte, and the same total when it was known.
+	 */
 	continues(response: StreamResponse): boolean {
 		const range = response.statusCode === 206 ? contentRange(response.headers) : undefined;
 		if (!range || range.first !== this.received) return false;
-		return this.total === undefined || range.total === undefined || range.total === this.total;
+		if (this.total !== undefined && range.total !== this.total) return false;
+		if (range.total !== undefined && range.last >= range.total) return false;
+		const { etag, lastModified } = validatorsOf(response.headers);
+		if (this.etag === undefined || etag !== this.etag) return false;
+		return this.lastModified === undefined || lastModified === undefined || lastModified === this.lastModified;
+	}
+
+	/** A continuing 206 names the whole file's size, when the first answer did not (a chunked body). */
+	learnTotal(response: StreamResponse): void {
+		this.total ??= contentRange(response.headers)?.total;
 	}
 
 	private append(chunk: Buffer): boolean {
 		this.received += chunk.length;
-		this.walker?.feed(chunk);
+		this.structure?.feed(chunk);
 		return this.sink.push(chunk);
 	}
 
-	/** Copies one answer's body into the store; resolves at its end, rejects when it breaks or the store fails. */
-	async pump(response: StreamResponse, whole?: Buffer): Promise<void> {
+	/**
+	 * Copies one answer's body into the store; resolves at its end, rejects when it breaks, sends more than it
+	 * announced, or the store fails. `touch` is called for every chunk (the idle watch).
+	 */
+	async pump(response: StreamResponse, whole: Buffer | undefined, touch: () => void): Promise<void> {
 		const announced = expectedBodyBytes(response);
 		const before = this.received;
-		if (whole) this.append(whole);
-		else await this.copy(forStore(response.body));
+		// At most what the answer announced, and never past the whole file's size; a decoded body (a server that
+		// compressed although identity was asked for) is judged by its structure instead.
+		const room = this.total === undefined ? undefined : this.total - before;
+		const limits = [announced, room].filter((limit): limit is number => limit !== undefined);
+		const limit = isEncoded(response.headers) || limits.length === 0 ? undefined : Math.min(...limits);
+		if (whole) {
+			if (limit !== undefined && whole.length > limit) throw tooLong(limit);
+			this.append(whole);
+		} else await this.copy(forStore(response.body), limit, touch);
 		const got = this.received - before;
 		// Fewer bytes than announced, without an error. (A body the HTTP client inflated, from a server that compressed
 		// although identity was asked for, differs from its announced length too: an mp4 whose boxes all ended is whole.)
-		if (announced !== undefined && got < announced && !this.walker?.complete()) {
+		if (announced !== undefined && got < announced && !this.structure?.complete()) {
 			throw new EndedEarly(`the body ended after ${got} of the ${announced} bytes announced`);
 		}
 	}
 
-	private async copy(source: Readable): Promise<void> {
+	private async copy(source: Readable, limit: number | undefined, touch: () => void): Promise<void> {
+		const before = this.received;
 		await new Promise<void>((resolve, reject) => {
 			const cleanup = () => {
 				stop();
 				this.wake = undefined;
 			};
 			const stop = listen(source, {
-				data: (chunk: Buffer | string) => {
-					if (!this.append(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk))) {
+				data: (piece: Buffer | string) => {
+					touch();
+					const chunk = Buffer.isBuffer(piece) ? piece : Buffer.from(piece);
+					if (limit !== undefined && this.received - before + chunk.length > limit) {
+						cleanup();
+						reject(tooLong(limit));
+						return;
+					}
+					if (!this.append(chunk)) {
 						source.pause();
 						this.wake = () => source.resume();
 					}
@@ -166,10 +215,10 @@ class StoredFile {
 
 	/** Why the file is not whole yet, or undefined. */
 	missing(): string | undefined {
-		if (this.total !== undefined && this.received < this.total && !this.walker?.complete()) {
+		if (this.total !== undefined && this.received < this.total && !this.structure?.complete()) {
 			return `${this.received} of the ${this.total} bytes arrived`;
 		}
-		return this.walker?.verdict();
+		return this.structure?.verdict();
 	}
 
 	async finish(): Promise<IBinaryData> {
@@ -183,6 +232,8 @@ class StoredFile {
 		await this.done.catch(() => undefined);
 	}
 }
+
+const tooLong = (limit: number) => new TooLong(`an answer sent more than the ${limit} bytes it announced`);
 
 /** The body bytes an answer announced: Content-Length, or a 206's range. */
 function expectedBodyBytes(response: StreamResponse): number | undefined {
@@ -198,9 +249,14 @@ function isBrokenBody(ctx: IExecuteFunctions, error: unknown): boolean {
 
 /** Streams a file into n8n's binary data, checked and resumed as described above. */
 export async function downloadChecked(ctx: IExecuteFunctions, spec: CheckedDownload): Promise<IBinaryData> {
+	const idleMs = spec.timeoutMs ?? DEFAULT_IDLE_MS;
 	let response = await spec.open();
 	let file: StoredFile | undefined;
 	for (let attempt = 1; ; attempt++) {
+		// The request's own timeout may stop timing once the answer has begun (shared/transport/idleWatch.ts): a body
+		// that goes silent is hung up on here, and the download ends with the timeout's error.
+		const answer = response;
+		const watch = idleWatch(idleMs, () => answer.close());
 		try {
 			let whole: Buffer | undefined;
 			if (!file) {
@@ -216,23 +272,37 @@ export async function downloadChecked(ctx: IExecuteFunctions, spec: CheckedDownl
 				// A body shorter than the sniffing window has already ended: it is all in `head`.
 				if (ended) whole = head;
 			}
-			await file.pump(response, whole);
+			watch.touch();
+			await file.pump(response, whole, () => watch.touch());
+			watch.stop();
 			const missing = file.missing();
 			if (missing !== undefined) throw new EndedEarly(missing);
 			response.close();
 			return await file.finish();
 		} catch (error) {
+			watch.stop();
 			response.close();
+			if (watch.fired && !ctx.getExecutionCancelSignal()?.aborted) {
+				await file?.abandon();
+				throw stalled(ctx, spec, idleMs, file?.received ?? 0);
+			}
 			if (!isBrokenBody(ctx, error)) {
 				await file?.abandon();
 				throw asNodeError(ctx, error instanceof StoreFailed ? error.original : error, spec.itemIndex);
 			}
+			// A server that sent more than it announced is not trusted with a range again: the next try starts over.
+			if (error instanceof TooLong && file) file.resumable = false;
 			const reason = (error as Error)?.message ?? String(error);
 			const delay = brokenBodyRetryDelay(attempt);
 			if (delay === undefined) {
 				await file?.abandon();
-				const what = error instanceof EndedEarly ? 'the body ended' : 'the connection broke';
-				const message = `Downloading ${spec.name} failed: ${what} before the whole file arrived (${reason})`;
+				const what =
+					error instanceof EndedEarly
+						? 'the body ended before the whole file arrived'
+						: error instanceof TooLong
+							? 'an answer held more bytes than it announced'
+							: 'the connection broke before the whole file arrived';
+				const message = `Downloading ${spec.name} failed: ${what} (${reason})`;
 				throw new NodeOperationError(ctx.getNode(), message, {
 					description: `Tried ${attempt} times.`,
 					itemIndex: spec.itemIndex,
@@ -254,12 +324,34 @@ export async function downloadChecked(ctx: IExecuteFunctions, spec: CheckedDownl
 				// Started over: what was stored is dropped, and this answer is judged as a first one.
 				await file?.abandon();
 				file = undefined;
-			}
+			} else file.learnTotal(response);
 		}
 	}
 }
 
-/** The next answer: the rest of the file from byte `from` (a 206, or a 200 when the file changed), or all of it. */
+/** A body that went silent for the timeout after it began: not retried (it would wait as long again). */
+function stalled(ctx: IExecuteFunctions, spec: CheckedDownload, idleMs: number, received: number) {
+	const whose = spec.timeoutAdvice ? "the node's Timeout ran out" : 'its idle time-out ran out';
+	return new NodeOperationError(
+		ctx.getNode(),
+		`Downloading ${spec.name} failed: nothing arrived for ${idleMs / 1000} s after byte ${received} (${whose})`,
+		{
+			description: `The file's host sent the start of the file, then nothing; nothing was stored. ${
+				spec.timeoutAdvice ?? ''
+			}`.trim(),
+			itemIndex: spec.itemIndex,
+		},
+	);
+}
+
+/** The server cannot serve the range asked for (416): the file changed or shrank; the resume starts over. */
+const isRangeRefused = (error: unknown) => error instanceof NodeApiError && String(error.httpCode) === '416';
+
+/**
+ * The next answer: the rest of the file from byte `from` (a 206 that continues it, or a 200 when the file changed),
+ * or all of it: from the start when there is nothing to continue, and when the resume was answered otherwise (a 206
+ * of another file or range, a 416).
+ */
 async function reopen(
 	ctx: IExecuteFunctions,
 	spec: CheckedDownload,
@@ -267,10 +359,20 @@ async function reopen(
 	from: number,
 ): Promise<StreamResponse> {
 	if (from === 0 || !file?.etag) return await spec.open();
-	const next = await spec.open({ start: from, etag: file.etag });
+	let next: StreamResponse;
+	try {
+		next = await spec.open({ start: from, etag: file.etag });
+	} catch (error) {
+		if (!isRangeRefused(error)) throw asNodeError(ctx, error, spec.itemIndex);
+		ctx.logger.warn(`Gen Gateway: download of ${spec.name} answered 416 to a resume from byte ${from}; from the start`);
+		return await spec.open();
+	}
 	if (next.statusCode === 200 || file.continues(next)) return next;
-	// A 206 of some other range: not used; the whole file again.
-	ctx.logger.warn(`Gen Gateway: download of ${spec.name} answered ${next.statusCode} to a resume; from the start`);
+	// A 206 of another file (its validator changed) or of another range: not appended; the whole file again.
+	ctx.logger.warn(
+		`Gen Gateway: download of ${spec.name} answered ${next.statusCode} to a resume from byte ${from} that does not ` +
+			'continue the same file (validator or Content-Range); from the start',
+	);
 	next.close();
 	return await spec.open();
 }

@@ -1,8 +1,11 @@
+import { detectMediaType } from './binary';
+
 /**
  * Whether a downloaded body is whole. The HTTP layer cannot always tell: a body without a length ends when the
  * connection closes, however early; a compressed body cut short inflates without complaint. So the bytes are counted
- * against what the answer announced (Content-Length, Content-Range), and an mp4's own structure is walked: its
- * top-level boxes announce their sizes, so a file that stops inside one is known to be cut.
+ * against what the answer announced (Content-Length, Content-Range), and the file's own structure is checked
+ * (structureOf): an mp4's top-level boxes announce their sizes and must include `moov` and `mdat`; an image ends where
+ * its format says (PNG: the IEND chunk; JPEG: the EOI marker; GIF: the trailer; WebP: its RIFF size).
  */
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -33,20 +36,49 @@ export function resumeInfo(headers: Headers): { ranges: boolean; etag?: string }
 	return { ranges, etag: etag && !etag.startsWith('W/') ? etag : undefined };
 }
 
+/** The validators that name one version of a file: its strong ETag and its Last-Modified date. */
+export function validatorsOf(headers: Headers): { etag?: string; lastModified?: string } {
+	const lastModified = single(headers['last-modified'])?.trim();
+	return { etag: resumeInfo(headers).etag, lastModified: lastModified || undefined };
+}
+
+/** Whether the body was sent encoded (gzip…): its decoded bytes then differ from its announced length. */
+export function isEncoded(headers: Headers): boolean {
+	const encoding = single(headers['content-encoding'])?.trim().toLowerCase();
+	return encoding !== undefined && encoding !== '' && encoding !== 'identity';
+}
+
+/** What a download checks against a file's own structure, as its bytes go by (across resumed bodies). */
+export interface FileStructure {
+	feed(chunk: Buffer): void;
+	/** The bytes so far end exactly where the structure says the file ends. */
+	complete(): boolean;
+	/** Why the file is not whole, or undefined when it is (or when its structure cannot be judged). */
+	verdict(): string | undefined;
+}
+
 /** A box type is four printable characters (ISO/IEC 14496-12; `©` starts some). */
 const plausibleType = (bytes: Buffer) => [...bytes].every((b) => (b >= 0x20 && b <= 0x7e) || b === 0xa9);
 
 /**
- * Walks the top-level boxes of an ISO media file (mp4, mov) as its bytes go by, across resumed bodies. Without a
- * verdict when the bytes stop looking like boxes (an unusual file is not called broken), or when a box runs to the end.
+ * Walks the top-level boxes of an ISO media file (mp4, mov) as its bytes go by, across resumed bodies. The file is
+ * whole when its last box ends where the bytes end and the boxes `required` were among them (an mp4 without `moov` or
+ * `mdat` cannot be played: cut after its `ftyp`, or before a trailing `moov`). Bytes that stop looking like boxes, a
+ * box that runs to the end, or a few bytes after the last box are judged by the required boxes alone.
  */
-export class BoxWalker {
+export class BoxWalker implements FileStructure {
 	private offset = 0;
+	private readonly seen = new Set<string>();
 	/** Where the next box header starts. */
 	private next = 0;
 	private header: number[] = [];
 	private unknown = false;
 	private toEnd = false;
+
+	constructor(
+		private readonly required: readonly string[] = ['moov', 'mdat'],
+		private readonly what = 'the mp4',
+	) {}
 
 	feed(chunk: Buffer): void {
 		let i = 0;
@@ -70,7 +102,9 @@ export class BoxWalker {
 		const bytes = Buffer.from(this.header);
 		const size = bytes.readUInt32BE(0);
 		if (!plausibleType(bytes.subarray(4, 8)) || (size > 1 && size < 8)) this.unknown = true;
-		else if (size === 0) this.toEnd = true;
+		else this.seen.add(bytes.toString('latin1', 4, 8));
+		if (this.unknown) return;
+		if (size === 0) this.toEnd = true;
 		else if (size > 1) this.endBox(size);
 		// size 1: a 64-bit size follows (readLargeSize).
 	}
@@ -86,20 +120,115 @@ export class BoxWalker {
 		this.header = [];
 	}
 
+	private lacking(): string[] {
+		return this.required.filter((type) => !this.seen.has(type));
+	}
+
 	/** The bytes so far are whole boxes of a structure it recognised, the last one ending exactly here. */
 	complete(): boolean {
-		return !this.unknown && !this.toEnd && this.header.length === 0 && this.offset > 0 && this.offset === this.next;
+		const ended = !this.unknown && !this.toEnd && this.header.length === 0 && this.offset === this.next;
+		return ended && this.offset > 0 && this.lacking().length === 0;
 	}
 
 	/** Why the file is incomplete, or undefined when it is whole (or its structure is not one we can judge). */
 	verdict(): string | undefined {
-		if (this.unknown || this.toEnd) return undefined;
-		if (this.offset < this.next) {
-			return `the mp4 stops at byte ${this.offset}, inside a box that runs to byte ${this.next}`;
+		if (!this.unknown && !this.toEnd) {
+			if (this.offset < this.next) {
+				return `${this.what} stops at byte ${this.offset}, inside a box that runs to byte ${this.next}`;
+			}
+			if (this.header.length >= 8) return `${this.what} stops at byte ${this.offset}, inside a box header`;
 		}
-		// A header cut before its size and type are known proves nothing about the box it would start.
-		if (this.header.length >= 8) return `the mp4 stops at byte ${this.offset}, inside a box header`;
+		const lacking = this.lacking();
+		if (lacking.length === 0) return undefined;
+		return `${this.what} stops at byte ${this.offset} and has no ${lacking.join(' or ')} box`;
+	}
+}
+
+/** The last bytes seen, at most `keep` of them. */
+class Tail {
+	bytes = Buffer.alloc(0);
+
+	constructor(private readonly keep: number) {}
+
+	feed(chunk: Buffer): void {
+		const joined = chunk.length >= this.keep ? chunk : Buffer.concat([this.bytes, chunk]);
+		this.bytes = Buffer.from(joined.subarray(Math.max(0, joined.length - this.keep)));
+	}
+}
+
+/** An image that is whole when its last bytes are `ending` (PNG's IEND chunk, JPEG's EOI marker, GIF's trailer). */
+class EndsWith implements FileStructure {
+	private readonly tail: Tail;
+
+	constructor(
+		private readonly ending: Buffer,
+		private readonly missing: string,
+	) {
+		this.tail = new Tail(ending.length);
+	}
+
+	feed(chunk: Buffer): void {
+		this.tail.feed(chunk);
+	}
+
+	complete(): boolean {
+		return this.tail.bytes.equals(this.ending);
+	}
+
+	verdict(): string | undefined {
+		return this.complete() ? undefined : this.missing;
+	}
+}
+
+/** A WebP is a RIFF file: 8 bytes of header, then as many bytes as its size field says (and a pad byte if odd). */
+class RiffSize implements FileStructure {
+	private count = 0;
+	private readonly expected: number;
+
+	constructor(private readonly riffSize: number) {
+		this.expected = riffSize + 8;
+	}
+
+	feed(chunk: Buffer): void {
+		this.count += chunk.length;
+	}
+
+	complete(): boolean {
+		return this.count === this.expected || (this.riffSize % 2 === 1 && this.count === this.expected + 1);
+	}
+
+	verdict(): string | undefined {
+		if (this.count < this.expected) {
+			return `the WebP stops at byte ${this.count} of the ${this.expected} its RIFF header announces`;
+		}
+		if (!this.complete()) return `the WebP runs past the ${this.expected} bytes its RIFF header announces`;
 		return undefined;
+	}
+}
+
+const PNG_END = Buffer.from('0000000049454e44ae426082', 'hex');
+
+/**
+ * The structure check of a file starting with `head` (at least its first 12 bytes): an ISO media file by its boxes
+ * (a video or audio file needs `moov` and `mdat`, an AVIF/HEIC image its `meta`), a PNG, JPEG, GIF or WebP by its end.
+ * Undefined for other files: only what they announced (the byte counts) is checked.
+ */
+export function structureOf(head: Buffer): FileStructure | undefined {
+	const type = detectMediaType(head)?.mimeType;
+	if (isIsoMedia(head)) {
+		return type?.startsWith('image/') ? new BoxWalker(['meta'], 'the image') : new BoxWalker();
+	}
+	switch (type) {
+		case 'image/png':
+			return new EndsWith(PNG_END, 'the PNG has no IEND chunk at its end');
+		case 'image/jpeg':
+			return new EndsWith(Buffer.from([0xff, 0xd9]), 'the JPEG does not end with its EOI marker (FF D9)');
+		case 'image/gif':
+			return new EndsWith(Buffer.from([0x3b]), 'the GIF does not end with its trailer (3B)');
+		case 'image/webp':
+			return new RiffSize(head.readUInt32LE(4));
+		default:
+			return undefined;
 	}
 }
 
