@@ -11,6 +11,7 @@ import { durableWebhookWorkflow } from './workflows/durableWorkflow';
 import { listExecutions, readExecution, waitForExecutions, waitForWebhook } from './workflows/executions';
 import { SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
 import { randomId } from './n8n';
+import { describeRestart, executionsToRecover, watchStartupRecovery } from './support/eventLog';
 import { startQueueCluster, type QueueCluster } from './queue/cluster';
 
 const DURABLE_PATH = 'durable-queue';
@@ -64,13 +65,20 @@ describe('durable wait in queue mode: one worker slot, free while the video task
 			expect(answer.contentType).toMatch(/^video\/mp4/);
 
 			// The worker dies mid-run (SIGKILL) while the long execution is parked between checks; a new worker starts.
-			await waitForExecutions(
+			// The new worker's start-up crash recovery rewrites the parked execution (its event log, n8nEventLog-worker.log,
+			// holds the execution's node events and no end event); were its Wait to end during that start, n8n's resume
+			// could meet that rewrite and leave it crashed (support/eventLog.ts). The test prints how the restart fell
+			// against the Wait, and names that race if the execution ends crashed.
+			const parkedNow = await waitForExecutions(
 				main,
 				cookie,
 				DURABLE_ID,
 				(executions) => executions.length === 1 && executions[0].status === 'waiting',
 				120_000,
 			);
+			const toRecover = executionsToRecover(cluster.workerHome.n8nFolder, 'worker');
+			const recovered = watchStartupRecovery(() => cluster.workerHome.logs(), 120_000);
+			const killedAt = Date.now();
 			await cluster.restartWorker();
 
 			const [finished] = await waitForExecutions(
@@ -81,6 +89,9 @@ describe('durable wait in queue mode: one worker slot, free while the video task
 				8 * 60_000,
 			);
 			expect(finished.id).toBe(parked.id);
+			const restart = describeRestart(toRecover.length > 0 ? await recovered : undefined, parkedNow, killedAt);
+			process.stderr.write(`queue.durable.e2e: worker event log at the kill: ${toRecover.join(', ') || 'nothing'} unfinished; ${restart}\n`);
+			if (finished.status === 'crashed') throw new Error(`execution ${finished.id} ended crashed; ${restart}`);
 			const { data } = await readExecution(main, cookie, finished.id);
 			expect({ status: finished.status, error: data.resultData.error?.message }).toEqual({ status: 'success', error: undefined });
 

@@ -22,6 +22,8 @@ export interface ExecutionSummary {
 	id: string;
 	status: string;
 	mode?: string;
+	/** When a parked (`waiting`) execution's Wait ends, ISO 8601; absent otherwise. */
+	waitTill?: string;
 }
 
 /** The workflow's executions, newest first (status: new, running, waiting, success, error, crashed, canceled). */
@@ -29,7 +31,12 @@ export async function listExecutions(server: N8nServer, cookie: string, workflow
 	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
 	const response = await server.rest('GET', `/rest/executions?filter=${filter}`, { cookie });
 	if (response.status !== 200) throw new Error(`GET /rest/executions: ${response.status} ${JSON.stringify(response.body).slice(0, 500)}`);
-	return (response.body.data.results as ExecutionSummary[]).map(({ id, status, mode }) => ({ id: String(id), status, mode }));
+	return (response.body.data.results as ExecutionSummary[]).map(({ id, status, mode, waitTill }) => ({
+		id: String(id),
+		status,
+		mode,
+		...(waitTill ? { waitTill: String(waitTill) } : {}),
+	}));
 }
 
 /** One execution with its run data (IRunExecutionData: resultData.runData, resultData.error, ...). */
