@@ -12,6 +12,8 @@ export interface DurableWorkflowOptions {
 	webhookPath: string;
 	/** The credential to name instead of the example's (e.g. the queue cluster's). */
 	credential?: { id: string; name: string };
+	/** The Wait node's seconds instead of the example's 70 (the node keeps its name). */
+	waitSeconds?: number;
 }
 
 export function durableWebhookWorkflow(options: DurableWorkflowOptions): ExampleWorkflow {
@@ -40,6 +42,10 @@ export function durableWebhookWorkflow(options: DurableWorkflowOptions): Example
 	check.parameters.options = { maxWait: '={{ $json.request.prompt.includes("[[never]]") ? 1.5 : 30 }}' };
 	if (options.credential) {
 		for (const node of copy.nodes) if (node.credentials) node.credentials = { genGatewayApi: options.credential };
+	}
+	if (options.waitSeconds !== undefined) {
+		const wait = copy.nodes.find((node) => node.type === 'n8n-nodes-base.wait')!;
+		wait.parameters.amount = options.waitSeconds;
 	}
 	return copy;
 }
