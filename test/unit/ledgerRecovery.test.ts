@@ -81,6 +81,8 @@ describe('Recover: the paid tasks of a workflow that no run delivered', () => {
 		// task_failed: its item failed after the task was paid (an error item in the saved output), so it never went on.
 		expect(tasks.map((item) => item.task_id)).toEqual(['task_paid', 'task_failed', 'task_before']);
 		expect(unknownOutcomes.map((item) => [item.ledger_row, item.task_id])).toEqual([[2, undefined], [9, undefined]]);
+		// All five claims in one write (one sub-workflow run), each a compare-and-set of its row.
+		expect(table.calls.filter((call) => call.kind === 'update').map((call) => call.items.length)).toEqual([5]);
 		// Claimed: handed on (or reported) by this Recover, so nobody lists them again.
 		expect(table.rows.map((row) => [row.state, row.execution_id])).toEqual([
 			['recovered', 'exec-recover'],

@@ -46,20 +46,25 @@ export async function recoverTasks(
 	const executionId = ctx.getExecutionId() ?? 'manual';
 	const reads = new Map<string, Promise<IRunExecutionData | undefined>>();
 	const named = sentAfter(rows);
+	const taken: Array<{ row: LedgerRow; known: boolean }> = [];
 	for (const row of rows) {
 		const unknown = inFlight(row, named);
 		if ((row.state !== 'accepted' && !unknown) || row.lease_until > now) continue;
 		if (await handedOn(ctx, row, reads)) continue;
-		const known = !unknown && row.task_id !== '';
-		const [claimed] = await table.update(BY_CLAIM, { id: row.id, claims: row.claims }, {
-			execution_id: executionId,
-			claims: row.claims + 1,
-			state: known ? 'recovered' : 'reported',
-			lease_until: 0,
-		});
-		// Lost to a concurrent Recover or Retry: theirs now.
-		if (!claimed) continue;
-		(known ? recovered.tasks : recovered.unknownOutcomes).push(itemOf(row, tableId));
+		taken.push({ row, known: !unknown && row.task_id !== '' });
 	}
+	// Every claim in one write (one sub-workflow run), each a compare-and-set of its own row.
+	const claims = await table.updateEach(
+		BY_CLAIM,
+		taken.map(({ row, known }) => ({
+			where: { id: row.id, claims: row.claims },
+			set: { execution_id: executionId, claims: row.claims + 1, state: known ? 'recovered' : 'reported', lease_until: 0 },
+		})),
+	);
+	taken.forEach(({ row, known }, index) => {
+		// Lost to a concurrent Recover or Retry: theirs now.
+		if (claims[index].length === 0) return;
+		(known ? recovered.tasks : recovered.unknownOutcomes).push(itemOf(row, tableId));
+	});
 	return recovered;
 }
