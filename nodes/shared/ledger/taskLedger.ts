@@ -246,7 +246,7 @@ export class TaskLedger {
 		};
 	}
 
-	/** Resolves once this item holds the window and its row is `sending` (a POST that is tried again: at once). */
+	/** Resolves once this item holds the window and its row is marked as sent (a POST tried again: at once). */
 	private async enter(itemIndex: number): Promise<void> {
 		if (this.holder === itemIndex) return;
 		const slot = this.slots.get(itemIndex);
