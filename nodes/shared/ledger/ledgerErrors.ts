@@ -24,7 +24,8 @@ export function unknownOutcome(ctx: IExecuteFunctions, itemIndex: number, row: L
 			{
 				itemIndex,
 				description:
-					`Task Ledger row ${row.id} was marked as sent and has no task id. Check with the service (its task list or your usage) ` +
+					`Task Ledger row ${row.id} was marked as sent and has no task id. Check with the service (its task ` +
+					'list or your usage) ' +
 					'whether the video was created; to pay for it again, set the row\'s state to "refused" and retry.',
 			},
 		),

@@ -5,9 +5,9 @@ import { runTable } from './tableRun';
 import type { Condition, TableCall, TableOp } from './tableRun';
 
 /**
- * `planned` (nothing sent yet) → `sending` → `accepted` (paid, its id recorded); `refused`: nothing paid; `recovered`:
- * Recover handed its id on; `reported`: an unknown outcome Recover listed. A `planned` row that another row of its run
- * names as `next_row` in its detail was sent after it (see TaskLedger.lane): it counts as `sending`.
+ * `planned` (nothing sent yet) → `sending` → `accepted` (paid, its id recorded); `refused`: nothing paid;
+ * `recovered`: Recover handed its id on; `reported`: an unknown outcome Recover listed. A `planned` row that another
+ * row of its run names as `next_row` in its detail was sent after it (see TaskLedger.lane): it counts as `sending`.
  */
 export type LedgerState = 'planned' | 'sending' | 'accepted' | 'refused' | 'recovered' | 'reported';
 

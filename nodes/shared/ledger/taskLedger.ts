@@ -171,8 +171,9 @@ export class TaskLedger {
 			.map((entry) => ({ ...entry, key: this.itemKey(entry.itemIndex, entry.request) }))
 			.filter(({ key }) => !this.rows.some((row) => row.item_key === key && (this.mayBePaid(row) || inFlight(row, named))));
 		if (fresh.length === 0) return;
+		const rows = fresh.map((entry) => this.newRow(entry.itemIndex, entry.key, entry.meta));
 		try {
-			this.rows.push(...(await this.table.insert(fresh.map((entry) => this.newRow(entry.itemIndex, entry.key, entry.meta)))));
+			this.rows.push(...(await this.table.insert(rows)));
 		} catch (error) {
 			this.warn('planning the run\'s rows', error);
 		}
