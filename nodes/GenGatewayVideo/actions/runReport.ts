@@ -4,6 +4,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { LEDGER_ITEM_ONLY } from '../../shared/ledger/ledgerErrors';
 import { asNodeError } from '../../shared/transport/errors';
 import type { Lane } from '../../shared/transport/lane';
+import { meaningOf } from '../task/status';
 import type { TaskWait } from '../task/taskWait';
 
 /**
@@ -142,9 +143,9 @@ function notSubmittedError(ctx: IExecuteFunctions, itemIndex: number): NodeOpera
 function describeTask(task: SubmittedTask): string {
 	const state = task.downloaded
 		? 'video downloaded, but dropped with this failed run: use Download with this Task ID'
-		: task.status === 'SUCCESS'
+		: meaningOf(task.status) === 'success'
 			? 'finished, video not downloaded: use Download with this Task ID'
-			: task.status === 'FAILURE'
+			: meaningOf(task.status) === 'failure'
 				? 'failed at the service'
 				: 'not finished when the run stopped: use Wait for Completion with this Task ID';
 	return `item ${task.item}: task_id ${task.task_id} (${task.status}; ${state})`;
