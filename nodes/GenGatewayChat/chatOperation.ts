@@ -11,6 +11,7 @@ import type { ChatOptions } from './options';
 import { replyJson } from './output';
 import type { Reply } from './output';
 import { sendPaidChatRequest } from './paidRequest';
+import { maxAnswerBytes } from './stream/answerBound';
 import type { StreamAssembler } from './stream/assembler';
 import { PARTIAL_CONTENT } from '../shared/transport/streamErrors';
 
@@ -57,7 +58,10 @@ async function runChatOperation(
 	if (wantsStream(options.streaming, toN8nChat)) body = { ...body, ...operation.streamFields };
 	body = mergeExtraBody(body, extra);
 	// The final body decides, so {"stream": true} in Extra Body Fields streams like the option does.
-	const stream = body.stream === true ? { assembler: operation.assembler(), toN8nChat } : undefined;
+	const stream =
+		body.stream === true
+			? { assembler: operation.assembler(), toN8nChat, maxAnswerBytes: maxAnswerBytes(options.maxAnswerSize) }
+			: undefined;
 
 	const response = await sendPaidChatRequest(ctx, {
 		path: operation.path,

@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { samplingOption, textTimeoutOption } from '../shared/descriptions/chatOptions';
 import { extraBodyField, parseExtraBody } from '../shared/descriptions/requestFields';
+import { DEFAULT_MAX_ANSWER_MB } from './stream/answerBound';
 
 /**
  * The "Options" both operations share, as the node shows them and as an item's values read. Which request-body
@@ -13,6 +14,7 @@ type StreamingMode = 'auto' | 'always' | 'never';
 export interface ChatOptions {
 	extraBody?: unknown;
 	jsonOutput?: boolean;
+	maxAnswerSize?: number;
 	maxTokens?: number;
 	seed?: number;
 	stop?: string;
@@ -40,6 +42,16 @@ export const optionsProperty: INodeProperties = {
 			description:
 				'Whether to ask the model for a JSON object (response_format / text.format "json_object") and return it parsed. ' +
 					'A reply that is not JSON fails the item. Tip: also ask for JSON in the prompt.',
+		},
+		{
+			displayName: 'Max Answer Size (MB)',
+			name: 'maxAnswerSize',
+			type: 'number',
+			typeOptions: { minValue: 1 },
+			default: DEFAULT_MAX_ANSWER_MB,
+			description:
+				'The most a streamed answer may hold once assembled (its text and tool calls, in MB). Passing it stops the ' +
+					'read and fails the item: a service that never ends its stream cannot fill the memory.',
 		},
 		{
 			displayName: 'Maximum Number of Tokens',

@@ -2,6 +2,12 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, ISupplyDataFunctions } from 'n8n-workflow';
 import type { StreamChunk } from '@n8n/ai-node-sdk';
 
+import {
+	AnswerTooLargeError,
+	boundedAssembler,
+	KEPT_PARTIAL_CHARS,
+	maxAnswerBytes,
+} from '../GenGatewayChat/stream/answerBound';
 import { ChatCompletionAssembler } from '../GenGatewayChat/stream/chatCompletionAssembler';
 import { redactedAssembler, StreamEventError } from '../GenGatewayChat/stream/assembler';
 import type { StreamAssembler } from '../GenGatewayChat/stream/assembler';
@@ -205,7 +211,9 @@ export async function* streamChat(
 	const secrets = await credentialSecrets(ctx);
 	// Read masked (the error's partialContent, the whole answer's tool calls): a key split across deltas is whole only
 	// in the assembled text. The text the agent gets as it comes goes through a StreamRedactor for the same reason.
-	const assembler: StreamAssembler = redactedAssembler(new ChatCompletionAssembler(), secrets);
+	// Bounded as a whole at the Chat node's default (answerBound.ts): a stream that never ends stops there.
+	const bounded = boundedAssembler(new ChatCompletionAssembler(), maxAnswerBytes(undefined));
+	const assembler: StreamAssembler = redactedAssembler(bounded, secrets);
 	const shown = new StreamRedactor(secrets);
 	let watch: IdleWatch | undefined;
 	let close: (() => void) | undefined;
@@ -275,6 +283,9 @@ function streamFailure(ctx: IExecuteFunctions, error: unknown, partial: string, 
 	}
 	// The transport's errors (before the 200, or a 2xx `{"error": …}`) and ours are already what they must be.
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
+	if (error instanceof AnswerTooLargeError) {
+		return brokenStreamError(node, CALL, partial.slice(0, KEPT_PARTIAL_CHARS), error.message, error.advice());
+	}
 	if (error instanceof StreamEventError) return serviceStreamError(node, CALL, partial, error.message);
 	if (error instanceof SseEventTooLargeError) {
 		return brokenStreamError(node, CALL, partial, `${error.message}; the connection was closed`,

@@ -11,6 +11,7 @@ import type { BrokenCall } from '../../shared/transport/streamErrors';
 import { TIMEOUT_ADVICE } from '../../shared/descriptions/timeoutOption';
 import { credentialSecrets, gatewayStream } from '../../shared/transport/transport';
 import type { Readable } from '../../shared/transport/transport';
+import { AnswerTooLargeError, boundedAssembler, KEPT_PARTIAL_CHARS, maxAnswerBytes } from './answerBound';
 import { redactedAssembler, StreamEventError } from './assembler';
 import type { StreamAssembler } from './assembler';
 
@@ -40,6 +41,8 @@ export interface StreamPlan {
 	assembler: StreamAssembler;
 	/** n8n streams this execution to a chat: each piece of text is forwarded there too. */
 	toN8nChat: boolean;
+	/** The bound on the assembled answer (option Max Answer Size), in bytes; the default when absent. */
+	maxAnswerBytes?: number;
 }
 
 interface StreamRequest extends StreamPlan {
@@ -49,6 +52,9 @@ interface StreamRequest extends StreamPlan {
 	/** The node's Timeout: for the answer to begin, then for each next piece. */
 	timeoutMs: number;
 }
+
+/** The Chat node's option that sets the bound, as the error names it. */
+const MAX_ANSWER_OPTION = 'Max Answer Size (MB)';
 
 const KEPT_NOTE =
 	'The text received so far is kept in the error item ("partialContent") when the node continues on fail.';
@@ -149,7 +155,9 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 	const { itemIndex } = request;
 	const secrets = await credentialSecrets(ctx);
 	// What is assembled is read masked (partialContent, the answer): a key split across deltas is whole only there.
-	const assembler = redactedAssembler(request.assembler, secrets);
+	// Bounded as a whole (answerBound.ts): a stream that never ends stops at Max Answer Size.
+	const bound = request.maxAnswerBytes ?? maxAnswerBytes(undefined);
+	const assembler = redactedAssembler(boundedAssembler(request.assembler, bound, MAX_ANSWER_OPTION), secrets);
 	const response = await gatewayStream(ctx, {
 		method: 'POST',
 		path: request.path,
@@ -216,6 +224,11 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 			throw silentStreamError(ctx, request, assembler.text());
 		}
 		if (error instanceof NodeApiError) throw asNodeError(ctx, error, itemIndex);
+		if (error instanceof AnswerTooLargeError) {
+			// What arrived is kept cut: the error item must not hold the answer the bound refused.
+			throw brokenStreamError(ctx, request, assembler.text().slice(0, KEPT_PARTIAL_CHARS), error.message,
+				error.advice());
+		}
 		if (error instanceof StreamEventError) {
 			throw await serviceStreamError(ctx, request, assembler.text(), error.message);
 		}

@@ -1,0 +1,138 @@
+/**
+ * The bound on a streamed answer as a whole (issue 37, 7): each event is bounded at 8 MiB, and the assembled answer at
+ * Max Answer Size (Chat node option, default 32 MB; the Chat Model uses the default). A stream of 1 MB deltas that
+ * never sends [DONE] stops being read at the bound; the error names the bound, its value and the option, and keeps
+ * only a cut partialContent. Before the fix the whole stream was read and its 40 MB put into partialContent.
+ * The Chat node through n8n's engine, the Chat Model through n8n-core's real supply context; loopback servers.
+ */
+import type { ServerResponse } from 'node:http';
+import type { IDataObject } from 'n8n-workflow';
+
+import { GenGatewayChatModel } from '../../nodes/GenGatewayChatModel/GenGatewayChatModel.node';
+import { runWorkflow } from '../harness/engine';
+import { postsTo, startScriptedServer } from '../support/scriptedServer';
+import type { Answer, ScriptedServer } from '../support/scriptedServer';
+import { chatModelSupplyContext } from '../support/supplyData';
+
+jest.setTimeout(120_000);
+
+const API_KEY = 'sentinel-key-answerbound-91ce';
+const MiB = 1024 * 1024;
+const KEPT = 64 * 1024;
+const model = (value: string) => ({ __rl: true, mode: 'id', value });
+const frame = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
+const MB_TEXT = 'a'.repeat(MiB);
+const chatDelta = frame({
+	id: 'c1',
+	object: 'chat.completion.chunk',
+	model: 'm',
+	choices: [{ index: 0, delta: { content: MB_TEXT } }],
+});
+const responseDelta =
+	`event: response.output_text.delta\n${frame({ type: 'response.output_text.delta', delta: MB_TEXT })}`;
+
+type ErrorShape = Error & { description?: string; context?: IDataObject };
+
+/** Writes `event` up to `count` times (no [DONE]), honouring backpressure; counts what it wrote. */
+function endless(event: string, count: number, sent: { events: number }) {
+	return async (_req: unknown, res: ServerResponse) => {
+		res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+		while (sent.events < count && !res.destroyed) {
+			sent.events++;
+			if (!res.write(event)) {
+				await new Promise<void>((resolve) => {
+					const done = () => {
+						res.off('drain', done);
+						res.off('close', done);
+						resolve();
+					};
+					res.on('drain', done);
+					res.on('close', done);
+				});
+			}
+		}
+		if (!res.destroyed) res.end();
+	};
+}
+
+async function withServer(answer: Answer, test: (s: ScriptedServer) => Promise<void>) {
+	const server = await startScriptedServer(answer);
+	try {
+		await test(server);
+	} finally {
+		await server.close();
+	}
+}
+
+async function runChat(server: ScriptedServer, parameters: IDataObject) {
+	const result = await runWorkflow({
+		nodes: [{ name: 'Node', type: 'genGatewayChat', parameters, credentials: true }],
+		credentials: { baseUrl: server.url, apiKey: API_KEY },
+	});
+	return result.nodeError('Node') as ErrorShape;
+}
+
+function expectBounded(error: ErrorShape, mb: number, option: boolean) {
+	expect(error).toBeDefined();
+	expect(error.message).toContain(`Max Answer Size (${mb} MB)`);
+	if (option) expect(error.description).toContain('"Max Answer Size (MB)"');
+	expect(error.context?.outcomeUnknown).toBe(true);
+	const partial = error.context?.partialContent as string;
+	expect(typeof partial).toBe('string');
+	expect(partial.length).toBeGreaterThan(0);
+	expect(partial.length).toBeLessThanOrEqual(KEPT);
+}
+
+describe('Chat node: the assembled answer of a stream is bounded by Max Answer Size', () => {
+	it('chat completions, Max Answer Size 3 MB: stops reading past 3 MB, the error names the option', async () => {
+		const sent = { events: 0 };
+		await withServer(endless(chatDelta, 40, sent), async (server) => {
+			const error = await runChat(server, {
+				operation: 'message',
+				model: model('m'),
+				messages: { values: [{ role: 'user', content: 'hi' }] },
+				options: { streaming: 'always', maxAnswerSize: 3 },
+			});
+			expectBounded(error, 3, true);
+			expect(postsTo(server, '/v1/chat/completions')).toHaveLength(1);
+			expect(sent.events).toBeLessThan(40);
+		});
+	});
+
+	it('responses, the option absent (a saved workflow): the default 32 MB bound applies', async () => {
+		const sent = { events: 0 };
+		await withServer(endless(responseDelta, 40, sent), async (server) => {
+			const error = await runChat(server, {
+				operation: 'response',
+				model: model('m'),
+				input: { values: [{ role: 'user', content: 'hi' }] },
+				options: { streaming: 'always' },
+			});
+			expectBounded(error, 32, true);
+			expect(sent.events).toBeLessThan(40);
+		});
+	});
+});
+
+describe('Chat Model: the same default bound', () => {
+	it('a stream of 40 × 1 MB without [DONE] stops at 32 MB with the bound named', async () => {
+		const sent = { events: 0 };
+		await withServer(endless(chatDelta, 40, sent), async (server) => {
+			const supply = chatModelSupplyContext({
+				baseUrl: server.url,
+				apiKey: API_KEY,
+				parameters: { model: { __rl: true, mode: 'id', value: 'm' }, options: {} },
+			});
+			const supplied = await new GenGatewayChatModel().supplyData.call(supply.ctx, 0);
+			const chatModel = supplied.response as { stream(input: unknown): Promise<AsyncIterable<unknown>> };
+			let error: ErrorShape | undefined;
+			try {
+				for await (const _piece of await chatModel.stream('hi')) void _piece;
+			} catch (caught) {
+				error = caught as ErrorShape;
+			}
+			expectBounded(error as ErrorShape, 32, false);
+			expect(sent.events).toBeLessThan(40);
+		});
+	});
+});
