@@ -30,11 +30,40 @@ export interface IssuedUrl extends IDataObject {
 const expiryOf = (seconds: number, issuedAt: number) =>
 	new Date(Math.floor(issuedAt / 1000) * 1000 + seconds * 1000).toISOString();
 
+/**
+ * n8n's signed URL for one checked binary. n8n's next engine plans to make `createBinarySignedUrl` throw, and a host
+ * may not offer it: then the binary cannot be sent, and the item fails here, before anything is paid, naming the URL
+ * source as the way out.
+ */
+function signedUrlOf(ctx: IExecuteFunctions, entry: CheckedBinary, seconds: number): string {
+	const sign = (ctx.helpers as Partial<IExecuteFunctions['helpers']>).createBinarySignedUrl;
+	let why: string;
+	if (typeof sign !== 'function') {
+		why = 'this n8n offers no signed URLs for binary data (helpers.createBinarySignedUrl is missing)';
+	} else {
+		try {
+			const url = sign.call(ctx.helpers, entry.served, `${seconds}s`) as unknown;
+			if (typeof url === 'string' && url) return url;
+			why = 'n8n returned no signed URL';
+		} catch (error) {
+			const said = error instanceof Error ? error.message : String(error);
+			why = `n8n refused to sign one: ${said.slice(0, 300)}`;
+		}
+	}
+	throw new BinarySourceProblem(
+		`${entry.parameter}: n8n cannot give the service a URL for binary field "${entry.binaryField}" (${why}); ` +
+			'set its Source to URL',
+		'A file from a binary field is sent as a signed n8n URL the service fetches, and this n8n cannot sign one. ' +
+			`Set "Source" of ${entry.parameter} to URL and give a public URL of the file (e.g. uploaded to storage the ` +
+			'service can reach). Nothing was sent or paid.',
+	);
+}
+
 /** A signed URL per checked binary, valid for `seconds`. */
 export function issueSignedUrls(ctx: IExecuteFunctions, checked: CheckedBinary[], seconds: number): IssuedUrl[] {
 	return checked.map((entry) => {
 		const issuedAt = Date.now();
-		const url = ctx.helpers.createBinarySignedUrl(entry.served, `${seconds}s`);
+		const url = signedUrlOf(ctx, entry, seconds);
 		return {
 			parameter: entry.parameter,
 			binary_field: entry.binaryField,
