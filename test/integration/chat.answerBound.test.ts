@@ -1,13 +1,16 @@
 /**
  * The bound on a streamed answer as a whole (issue 37, 7): each event is bounded at 8 MiB, and the assembled answer at
- * Max Answer Size (Chat node option, default 32 MB; the Chat Model uses the default). A stream of 1 MB deltas that
- * never sends [DONE] stops being read at the bound; the error names the bound, its value and the option, and keeps
- * only a cut partialContent. Before the fix the whole stream was read and its 40 MB put into partialContent.
+ * Max Answer Size (Chat node option, default 32 MB; the Chat Model uses the default, and only its case feeds more than
+ * 32 MB, to keep the load low). A stream of 1 MB deltas that never sends [DONE] stops being read at the bound; the
+ * error names the bound, its value and the option, and keeps only a cut partialContent. Before the fix the whole
+ * stream was read and its 40 MB put into partialContent.
  * The Chat node through n8n's engine, the Chat Model through n8n-core's real supply context; loopback servers.
  */
 import type { ServerResponse } from 'node:http';
 import type { IDataObject } from 'n8n-workflow';
 
+import { optionsProperty } from '../../nodes/GenGatewayChat/options';
+import { maxAnswerBytes } from '../../nodes/GenGatewayChat/stream/answerBound';
 import { GenGatewayChatModel } from '../../nodes/GenGatewayChatModel/GenGatewayChatModel.node';
 import { runWorkflow } from '../harness/engine';
 import { postsTo, startScriptedServer } from '../support/scriptedServer';
@@ -99,18 +102,25 @@ describe('Chat node: the assembled answer of a stream is bounded by Max Answer S
 		});
 	});
 
-	it('responses, the option absent (a saved workflow): the default 32 MB bound applies', async () => {
+	it('responses, Max Answer Size 2 MB: the same bound on the deltas of a response', async () => {
 		const sent = { events: 0 };
 		await withServer(endless(responseDelta, 40, sent), async (server) => {
 			const error = await runChat(server, {
 				operation: 'response',
 				model: model('m'),
 				input: { values: [{ role: 'user', content: 'hi' }] },
-				options: { streaming: 'always' },
+				options: { streaming: 'always', maxAnswerSize: 2 },
 			});
-			expectBounded(error, 32, true);
+			expectBounded(error, 2, true);
 			expect(sent.events).toBeLessThan(40);
 		});
+	});
+
+	it('the option absent (a saved workflow): the default, 32 MB', () => {
+		const option = optionsProperty.options?.find((o) => o.name === 'maxAnswerSize') as { default?: unknown };
+		expect(option.default).toBe(32);
+		expect(maxAnswerBytes(undefined)).toBe(32 * MiB);
+		expect(maxAnswerBytes(3)).toBe(3 * MiB);
 	});
 });
 
