@@ -10,7 +10,7 @@ import { CREDENTIAL_TYPE, loadPackageNodeTypes, packageCredentialTypes, runWorkf
 import type { RunOptions } from '../harness/engine';
 import type { TestServer } from '../harness/fixtures/server';
 import { startTestServer } from '../harness/fixtures/server';
-import { TEST_NODE_TYPES } from '../harness/fixtures/test-nodes';
+import { TEST_NODE_TYPES, testNodeEvents } from '../harness/fixtures/test-nodes';
 
 const API_KEY = 'sk-harness-secret-7f3a9c';
 
@@ -231,9 +231,10 @@ describe('cancellation', () => {
 		{ name: 'After', type: 'harness.noOp', parameters: {} },
 	];
 
+	// Each cancels once its node is under way (an event, not a time: under load a fixed delay can come before the node).
 	test('aborting the signal cancels the execution and the node sees its cancel signal', async () => {
 		const controller = new AbortController();
-		setTimeout(() => controller.abort(), 100);
+		testNodeEvents.once('wait', () => controller.abort());
 		const started = Date.now();
 		const result = await run({ nodes: waitThenNoOp, signal: controller.signal });
 		expect(Date.now() - started).toBeLessThan(3_000);
@@ -263,7 +264,7 @@ describe('cancellation', () => {
 
 	test('a node that ignores the cancel signal makes runWorkflow reject after cancelGraceMs', async () => {
 		const controller = new AbortController();
-		setTimeout(() => controller.abort(), 50);
+		testNodeEvents.once('wait', () => controller.abort());
 		await expect(
 			run({ nodes: [{ name: 'Deaf', type: 'harnessTestDeafWait', parameters: { ms: 400 } }], signal: controller.signal, cancelGraceMs: 100 }),
 		).rejects.toThrow('did not stop within 100 ms after the signal aborted');
@@ -274,9 +275,12 @@ describe('cancellation', () => {
 
 	test('an HTTP request in flight is aborted too', async () => {
 		const slow = await startTestServer(API_KEY, 1024, 20_000);
+		const controller = new AbortController();
+		// Once the request reached the server (it answers after 20 s): in flight for sure.
+		const inFlight = setInterval(() => {
+			if (slow.authorizations.length > 0) controller.abort();
+		}, 10);
 		try {
-			const controller = new AbortController();
-			setTimeout(() => controller.abort(), 150);
 			const started = Date.now();
 			const result = await run({
 				nodes: [{ name: 'Request', type: 'harnessTestRequest', parameters: {}, credentials: true }],
@@ -287,6 +291,7 @@ describe('cancellation', () => {
 			expect(result.run.status).toBe('canceled');
 			expect(slow.authorizations).toHaveLength(1);
 		} finally {
+			clearInterval(inFlight);
 			await slow.close();
 		}
 	});
