@@ -69,7 +69,10 @@ describe('task ledger in queue mode: a worker killed while submitting, then Retr
 			const rows = await ledgerRows(main, cookie, table);
 			return rows.filter((row) => row.state === 'accepted').length >= KILL_AFTER ? rows : undefined;
 		});
-		await new Promise((resolve) => setTimeout(resolve, 2000));
+		// Killed once the 9th POST has reached the mock (it never answers): that task is in flight for sure.
+		await until(`POST ${KILL_AFTER + 1} at the mock`, 60_000, async () =>
+			submissionsIn(await mock.log()).length > KILL_AFTER ? true : undefined,
+		);
 		await timed('run', 'worker SIGKILL and restart', () => cluster.restartWorker());
 
 		const [dead] = own(

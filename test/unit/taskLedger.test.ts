@@ -619,12 +619,13 @@ describe('group commit: writes that come at the same time share one sub-workflow
 			if (inputs.includes(13)) throw new Error('unlucky');
 			return inputs.map((input) => input * 10);
 		});
-		const first = await Promise.all([1, 2, 3, 4, 5].map(async (input) => await group.run(input)));
+		const run = async (input: number) => (await group.runAll([input]))[0];
+		const first = await Promise.all([1, 2, 3, 4, 5].map(async (input) => await run(input)));
 		expect(first).toEqual([10, 20, 30, 40, 50]);
 		expect(flushes).toEqual([[1], [2, 3, 4, 5]]);
-		const mixed = await Promise.allSettled([group.run(6), group.run(13), group.run(7)]);
+		const mixed = await Promise.allSettled([run(6), run(13), run(7)]);
 		expect(mixed.map((end) => end.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
-		expect(await group.run(8)).toBe(80);
+		expect(await run(8)).toBe(80);
 		expect(flushes.slice(2)).toEqual([[6], [13, 7], [8]]);
 	});
 });

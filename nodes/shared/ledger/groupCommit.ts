@@ -11,12 +11,7 @@ export class GroupCommit<In, Out> {
 	/** `flush` answers one output per input, in input order. */
 	constructor(private readonly flush: (inputs: In[]) => Promise<Out[]>) {}
 
-	async run(input: In): Promise<Out> {
-		const [answer] = await this.runAll([input]);
-		return answer;
-	}
-
-	/** Several inputs that always go in one write together (and with whatever else waits then). */
+	/** Inputs that always go in one write together (and with whatever else waits then); their outputs in order. */
 	async runAll(inputs: In[]): Promise<Out[]> {
 		const answers = inputs.map(
 			(input) => new Promise<Out>((resolve, reject) => this.waiting.push({ input, resolve, reject })),

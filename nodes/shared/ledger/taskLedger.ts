@@ -131,8 +131,9 @@ export class TaskLedger {
 		return ledger;
 	}
 
-	private mayBePaid(row: LedgerRow): boolean {
-		return row.state !== 'planned' && row.state !== 'refused';
+	/** A row whose request may have reached the service: anything but `planned` and `refused`, or a row in flight. */
+	private mayHaveBeenSent(row: LedgerRow, named: Set<number>): boolean {
+		return (row.state !== 'planned' && row.state !== 'refused') || inFlight(row, named);
 	}
 
 	private itemKey(itemIndex: number, request: unknown): string {
@@ -169,7 +170,7 @@ export class TaskLedger {
 		const named = sentAfter(this.rows);
 		const fresh = submissions
 			.map((entry) => ({ ...entry, key: this.itemKey(entry.itemIndex, entry.request) }))
-			.filter(({ key }) => !this.rows.some((row) => row.item_key === key && (this.mayBePaid(row) || inFlight(row, named))));
+			.filter(({ key }) => !this.rows.some((row) => row.item_key === key && this.mayHaveBeenSent(row, named)));
 		if (fresh.length === 0) return;
 		const rows = fresh.map((entry) => this.newRow(entry.itemIndex, entry.key, entry.meta));
 		try {
@@ -194,7 +195,7 @@ export class TaskLedger {
 		const itemKey = this.itemKey(itemIndex, request);
 		const mine = (row: LedgerRow) => row.item_key === itemKey && row.execution_id === this.scope.executionId;
 		const named = sentAfter(this.rows);
-		const own = this.rows.find((row) => mine(row) && (this.mayBePaid(row) || inFlight(row, named)));
+		const own = this.rows.find((row) => mine(row) && this.mayHaveBeenSent(row, named));
 		if (own) return this.resumed(itemIndex, own, named);
 		if (this.scope.retry) {
 			const adopted = await this.adopt(itemIndex, itemKey);
@@ -366,7 +367,7 @@ export class TaskLedger {
 		const named = sentAfter(this.rows);
 		const candidates = this.rows
 			.filter((row) => row.item_key === itemKey && row.execution_id !== this.scope.executionId)
-			.filter((row) => this.mayBePaid(row) || inFlight(row, named))
+			.filter((row) => this.mayHaveBeenSent(row, named))
 			.sort((a, b) => ADOPTION_ORDER.indexOf(a.state) - ADOPTION_ORDER.indexOf(b.state));
 		let taken: LedgerRow | undefined;
 		for (const candidate of candidates) {
