@@ -229,7 +229,7 @@ describe('refused before anything is paid (zero POSTs)', () => {
 		expect(await posts()).toEqual([]);
 	});
 
-	it('a service on a public host and n8n on loopback: names both addresses and the setting, never the token', async () => {
+	it("a service on a public host and n8n on loopback: names both addresses and n8n 2.x's setting, never the token", async () => {
 		const options = videoRunOptions(mock, special({ firstImageSource: 'binary' }));
 		const result = await runWorkflow({
 			...withSource(options, files(png('data'))),
@@ -239,7 +239,7 @@ describe('refused before anything is paid (zero POSTs)', () => {
 		expect(error.message).toBe(
 			'firstImage: the service cannot fetch binary field "data": n8n would serve it at http://127.0.0.1:5678 (a ' +
 				'loopback address), which the service at https://api.example.com (a public host) cannot reach; set ' +
-				"WEBHOOK_URL to n8n's public URL",
+				"N8N_WEBHOOK_URL to n8n's public URL",
 		);
 		expect(error.description).toContain('Nothing was sent');
 		expect(error.description).toContain('N8N_EDITOR_BASE_URL does not change it');

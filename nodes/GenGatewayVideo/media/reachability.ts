@@ -1,7 +1,9 @@
 /**
  * Whether the service can fetch a URL n8n signs: n8n builds it from its own public URL, which on a default install is
  * http://localhost:5678. A service on a public host cannot reach a loopback or private address, and the task would
- * be paid for and fail (or the service would fetch nothing), so such a URL is refused before anything is sent. Pure.
+ * be paid for and fail (or the service would fetch nothing), so such a URL is refused before anything is sent. A
+ * service on a loopback or private host is handed such a URL with a warning: it may reach it, the provider behind it
+ * may not. Pure.
  */
 
 type HostKind = 'loopback' | 'private' | 'public';
@@ -81,5 +83,32 @@ export function unreachableProblem(serviceBaseUrl: string, signedUrl: string): s
 	return (
 		`n8n would serve it at ${signed.origin} (a ${signedKind} address), which the service at ${service.origin} (a ` +
 		`public host) cannot reach`
+	);
+}
+
+/**
+ * The warning for a service on a loopback or private host handed a loopback or private n8n URL, or undefined. Nothing
+ * is refused then: the local mock, or a gateway beside n8n that fetches the file itself, reaches it. But a gateway
+ * that hands the URL on to a cloud provider (what new-api does with frame URLs) gets a task that is paid for and then
+ * fails at the provider, which cannot reach that address. Names the origins only (the token is a secret of the URL)
+ * and `variable`, the setting of n8n's public URL on the running line (publicUrl.ts).
+ */
+export function handOnWarning(serviceBaseUrl: string, signedUrl: string, variable: string): string | undefined {
+	let service: URL;
+	let signed: URL;
+	try {
+		service = new URL(serviceBaseUrl);
+		signed = new URL(signedUrl);
+	} catch {
+		return undefined;
+	}
+	const serviceKind = hostKind(service.hostname);
+	const signedKind = hostKind(signed.hostname);
+	if (serviceKind === 'public' || signedKind === 'public') return undefined;
+	return (
+		`Binary data goes to the service as n8n URLs at ${signed.origin} (a ${signedKind} address), and the service at ` +
+		`${service.origin} is on a ${serviceKind} host: it can fetch them if it runs beside n8n, but a gateway that ` +
+		'hands them on to a cloud provider (as new-api does) has the provider fetch them, which cannot reach that ' +
+		`address, and the paid task fails there. If yours does, set ${variable} to n8n's public URL and restart n8n.`
 	);
 }

@@ -1,10 +1,12 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { warnOnce } from '../../shared/run/executionHints';
 import { normaliseBaseUrl } from '../../shared/transport/baseUrl';
 import { CREDENTIAL_TYPE } from '../../shared/transport/transport';
 import type { CheckedBinary } from './binarySources';
 import { BinarySourceProblem } from './binarySources';
-import { originOf, unreachableProblem } from './reachability';
+import { webhookUrlSources, webhookUrlVariable } from './publicUrl';
+import { handOnWarning, originOf, unreachableProblem } from './reachability';
 
 /**
  * Checked binary data → signed n8n URLs the service fetches (`<n8n>/rest/binary-data/signed?token=<JWT>`, served
@@ -78,22 +80,30 @@ export function issueSignedUrls(ctx: IExecuteFunctions, checked: CheckedBinary[]
 
 /**
  * Refuses, before anything is paid, a signed URL the service cannot reach (reachability.ts): names both addresses
- * (origins only: the token is a secret of the URL) and says how to give n8n a public URL.
+ * (origins only: the token is a secret of the URL) and the variable that sets n8n's public URL on the running line
+ * (publicUrl.ts). A service on a loopback or private host handed a loopback or private URL goes on, with a warning:
+ * shown once per node run in the editor (an execution hint) and returned, for the item's JSON (`warnings`).
  */
-export async function checkReachable(ctx: IExecuteFunctions, issued: IssuedUrl[]): Promise<void> {
-	if (issued.length === 0) return;
+export async function checkReachable(ctx: IExecuteFunctions, issued: IssuedUrl[]): Promise<string[]> {
+	if (issued.length === 0) return [];
 	const serviceBaseUrl = normaliseBaseUrl((await ctx.getCredentials(CREDENTIAL_TYPE)).baseUrl);
+	const variable = webhookUrlVariable(ctx.helpers);
 	const problem = unreachableProblem(serviceBaseUrl, issued[0].url);
-	if (!problem) return;
-	throw new BinarySourceProblem(
-		`${issued[0].parameter}: the service cannot fetch binary field "${issued[0].binary_field}": ${problem}; set ` +
-			"WEBHOOK_URL to n8n's public URL",
-		// n8n's createBinarySignedUrl builds on its webhook base URL (WEBHOOK_URL, else protocol, host and port).
-		`n8n builds the signed URL from its public webhook URL (${originOf(issued[0].url)} now): WEBHOOK_URL, or when ` +
-			'that is unset N8N_PROTOCOL://N8N_HOST:N8N_PORT (N8N_EDITOR_BASE_URL does not change it). Set WEBHOOK_URL ' +
-			`to an address the service at ${originOf(serviceBaseUrl)} can reach and restart n8n, or give a URL instead ` +
-			'of a binary field. Nothing was sent.',
-	);
+	if (problem) {
+		throw new BinarySourceProblem(
+			`${issued[0].parameter}: the service cannot fetch binary field "${issued[0].binary_field}": ${problem}; set ` +
+				`${variable} to n8n's public URL`,
+			// n8n's createBinarySignedUrl builds on its webhook base URL (publicUrl.ts).
+			`n8n builds the signed URL from its public webhook URL (${originOf(issued[0].url)} now): ` +
+				`${webhookUrlSources(variable)} (N8N_EDITOR_BASE_URL does not change it). Set ${variable} to an address ` +
+				`the service at ${originOf(serviceBaseUrl)} can reach and restart n8n, or give a URL instead of a binary ` +
+				'field. Nothing was sent.',
+		);
+	}
+	const warning = handOnWarning(serviceBaseUrl, issued[0].url, variable);
+	if (!warning) return [];
+	warnOnce(ctx, warning);
+	return [warning];
 }
 
 /**

@@ -304,7 +304,7 @@ function sourceProperty(media: MediaSpec): PropertyBody {
 function binaryFieldProperty(media: MediaSpec, model: VideoModelCapabilities): PropertyBody {
 	const served =
 		"n8n serves the file to the service through a signed URL valid for Max Wait (Options), so n8n's public URL " +
-		'(WEBHOOK_URL) must be reachable from the service';
+		'(N8N_WEBHOOK_URL; WEBHOOK_URL on n8n 1.x) must be reachable from the service';
 	return media.many
 		? {
 				displayName: `${media.label} Binary Fields`,
