@@ -25,7 +25,6 @@ export async function sendPaidChatRequest(ctx: IExecuteFunctions, request: PaidC
 	const { path, body, itemIndex, timeoutMs, stream } = request;
 	const { value } = await submitOnce(ctx, {
 		itemIndex,
-		request: body,
 		what: `POST ${path}`,
 		send: async () => {
 			const answer =

@@ -12,7 +12,8 @@ import { ChatCompletionAssembler } from '../GenGatewayChat/stream/chatCompletion
 import { redactedAssembler, StreamEventError } from '../GenGatewayChat/stream/assembler';
 import type { StreamAssembler } from '../GenGatewayChat/stream/assembler';
 import { TIMEOUT_ADVICE } from '../shared/descriptions/timeoutOption';
-import { guardKey, guardScope, recall, remember } from '../shared/run/submissionGuard';
+import { recall, remember, keptError } from '../shared/run/guardMemory';
+import { guardKey, guardScope } from '../shared/run/submissionGuard';
 import { rejectErrorAnswer } from '../shared/transport/answerError';
 import { asNodeError, redact } from '../shared/transport/errors';
 import { idleWatch } from '../shared/transport/idleWatch';
@@ -60,11 +61,15 @@ function retryPolicy(settings: CompletionSettings): Partial<RetryPolicy> {
 	return { maxAttempts: retries + 1, maxRateLimitedRetries: retries };
 }
 
+/** How many calls each supplied model (one per try of the root node and item: n8n supplies it anew) has made. */
+const callsMade = new WeakMap<object, number>();
+
 /**
  * The submission guard across the root node's Retry On Fail (shared/run/submissionGuard.ts): a request whose
- * outcome was unknown is never sent again in this run of the root node. Only unknown outcomes are remembered: every
- * call of a sub-node comes as one item and an agent sends identical requests of several items at once, so an
- * answered request is neither reused nor held back (it goes again like any new question).
+ * outcome was unknown is never sent again in this run of the root node. A call is known by the root node's run, its
+ * item and its place among the model's calls in the try (an agent's first call, its second...), never by its body: a
+ * system message with `{{ $now }}` differs on every try. Only unknown outcomes are remembered: an answered call is
+ * neither reused nor held back (a retry asks it again, as the agent's steps after it depend on its answer).
  */
 class UnknownOutcomeGuard {
 	private readonly key: string;
@@ -72,31 +77,32 @@ class UnknownOutcomeGuard {
 	constructor(
 		private readonly ctx: IExecuteFunctions,
 		private readonly itemIndex: number,
-		body: IDataObject,
 	) {
-		this.key = guardKey(guardScope(ctx), itemIndex, body);
+		const call = (callsMade.get(ctx) ?? 0) + 1;
+		callsMade.set(ctx, call);
+		this.key = guardKey(guardScope(ctx), itemIndex, `POST ${COMPLETIONS_PATH} #${call}`);
 	}
 
 	/** Throws when an earlier try of this run had this request's outcome unknown. */
 	check(): void {
 		const earlier = recall(this.key);
 		if (earlier?.state !== 'unknown') return;
-		const first = earlier.error as { message?: string; context?: Record<string, unknown> } | undefined;
+		const first = earlier.error;
 		const message = `Not resubmitted: an earlier try of this item in this execution had an unknown outcome ` +
-			`(${first?.message ?? `POST ${COMPLETIONS_PATH}`}). The service may already have the work and charge for it.`;
+			`(${first.message ?? `POST ${COMPLETIONS_PATH}`}). The service may already have the work and charge for it.`;
 		const error = new NodeOperationError(this.ctx.getNode(), message, {
 			itemIndex: this.itemIndex,
 			description: 'Check with the service (its usage) whether the answer was produced before you run it again; ' +
 				'resubmitting blindly can pay for the same work twice.',
 		});
 		error.message = message;
-		if (first?.context) Object.assign(error.context, first.context);
+		if (first.context) Object.assign(error.context, first.context);
 		throw error;
 	}
 
 	/** A failed call: remembered when it may have been accepted (then never resent). */
 	failed(error: unknown): void {
-		if (!maySendAgain(error)) remember(this.key, { state: 'unknown', error, at: Date.now() });
+		if (!maySendAgain(error)) remember(this.key, { state: 'unknown', error: keptError(error), at: Date.now() });
 	}
 }
 
@@ -116,7 +122,7 @@ export async function completeChat(
 	settings: CompletionSettings,
 ): Promise<IDataObject> {
 	const ctx = asGatewayContext(supply);
-	const guard = new UnknownOutcomeGuard(ctx, settings.itemIndex, body);
+	const guard = new UnknownOutcomeGuard(ctx, settings.itemIndex);
 	guard.check();
 	try {
 		const answer = await gatewayJson<IDataObject>(ctx, {
@@ -206,7 +212,7 @@ export async function* streamChat(
 	const ctx = asGatewayContext(supply);
 	const node = ctx.getNode();
 	const { itemIndex, timeoutMs } = settings;
-	const guard = new UnknownOutcomeGuard(ctx, itemIndex, body);
+	const guard = new UnknownOutcomeGuard(ctx, itemIndex);
 	guard.check();
 	const secrets = await credentialSecrets(ctx);
 	// Read masked (the error's partialContent, the whole answer's tool calls): a key split across deltas is whole only

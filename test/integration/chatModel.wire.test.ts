@@ -477,17 +477,23 @@ describe('Gen Gateway Chat Model on the package transport (issue 31)', () => {
 
 	it('across the root node\'s Retry On Fail: a 500 (unknown outcome) is one POST, the tries after it are refused', async () => {
 		const s = await serve((_req, res) => sendJson(res, 500, { error: { message: 'Internal error after accepting' } }));
-		// Each try of the root node calls supplyData again on a new context of the same execution and run.
+		// Each try of the root node calls supplyData again on a new context of the same execution and run, and its
+		// system message holds `{{ $now }}`: the body differs on every try, the call is the same (the try's first).
 		const executionId = `cm-retry-on-fail-${process.pid}`;
+		const ask = (attempt: number) => [['system', `Today is ${Date.now() + attempt}`], ['human', 'Hello']];
 		const tries: Error[] = [];
-		for (let attempt = 0; attempt < 3; attempt++) tries.push(await caught((await modelFor(s.url, {}, { executionId })).invoke('Hello')));
+		for (let attempt = 0; attempt < 3; attempt++) {
+			tries.push(await caught((await modelFor(s.url, {}, { executionId })).invoke(ask(attempt))));
+		}
 		expect(postsTo(s, COMPLETIONS)).toHaveLength(1);
 		expect(tries[0].message).toMatch(/^The outcome of POST \/v1\/chat\/completions is unknown/);
 		for (const again of tries.slice(1)) {
 			expect(again.message).toMatch(/^Not resubmitted: an earlier try of this item in this execution had an unknown outcome/);
 		}
-		// A new question in the same run is not held back.
-		await caught((await modelFor(s.url, {}, { executionId })).invoke('Something else'));
-		expect(postsTo(s, COMPLETIONS)).toHaveLength(2);
+		// The model's next call in a try (an agent's next step) is another request: not held back.
+		const model = await modelFor(s.url, {}, { executionId: `${executionId}-b` });
+		await caught(model.invoke('Hello'));
+		await caught(model.invoke('Something else'));
+		expect(postsTo(s, COMPLETIONS)).toHaveLength(3);
 	});
 });

@@ -5,6 +5,7 @@
  */
 import type { IDataObject } from 'n8n-workflow';
 
+import { guardBytes, guardSize, MAX_KEPT_BYTES } from '../../nodes/shared/run/guardMemory';
 import { runWorkflow } from '../harness/engine';
 import type { HarnessNode, RunResult } from '../harness/engine';
 import { spawnMockProcess } from '../mock/process';
@@ -77,6 +78,113 @@ describe('Chat and Image: Retry On Fail after an unknown outcome sends the paid 
 			expect(result.nodeError('Node')!.message).toMatch(/unknown/);
 			expect(result.nodeError('Node')!.message).not.toMatch(/\d+ characters arrived/); // not a stream error
 			expect(postsTo(server, path)).toHaveLength(1);
+		} finally {
+			await server.close();
+		}
+	});
+});
+
+/** An expression that evaluates anew on every try, as agent and chat prompts commonly hold (issue 37, point 1). */
+const NOW = '{{ $now.toMillis() }}';
+/** Tries far enough apart that `$now.toMillis()` differs between them. */
+const RETRY_LATER = { ...RETRY, waitBetweenTries: 20 };
+
+describe('The identity of a paid request is the node run and the item, never its evaluated body', () => {
+	it('chat: a system message with {{ $now }}, a stream broken after partial output: 3 tries, 1 POST', async () => {
+		const server = await startScriptedServer((_req, res) => {
+			res.writeHead(200, { 'content-type': 'text/event-stream' });
+			res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'Half an ans' } }] })}\n\n`);
+			setTimeout(() => res.destroy(), 20);
+		});
+		try {
+			const parameters = {
+				...chatParams('hello'),
+				messages: { values: [{ role: 'system', content: `=Today is ${NOW}` }, { role: 'user', content: 'hello' }] },
+				options: { streaming: 'always' },
+			};
+			const result = await runOne(server, 'genGatewayChat', parameters, RETRY_LATER);
+			expect(result.tries('Node')).toBe(3);
+			expect(result.nodeError('Node')!.message).toMatch(/^Not resubmitted/);
+			expect(postsTo(server, '/v1/chat/completions')).toHaveLength(1);
+		} finally {
+			await server.close();
+		}
+	});
+
+	it('video: a prompt with {{ $now }} and a lost answer: 3 tries, 1 POST', async () => {
+		const server = await startScriptedServer((_req, res) => resetConnection(res));
+		try {
+			const result = await runOne(server, 'genGatewayVideo', generateParams(`=a fox at ${NOW}`), RETRY_LATER);
+			expect(result.tries('Node')).toBe(3);
+			expect(result.nodeError('Node')!.message).toMatch(/^Not resubmitted/);
+			expect(postsTo(server, '/v1/tasks/vendor')).toHaveLength(1);
+		} finally {
+			await server.close();
+		}
+	});
+
+	it('video: a prompt with {{ $now }}, accepted, then its wait fails: every retry waits for that task, 1 POST', async () => {
+		const server = await startScriptedServer((req, res) => {
+			if (req.method === 'POST') return sendJson(res, 200, { task_id: 'task_now' });
+			sendJson(res, 200, { task_id: 'task_now', status: 'FAILURE', fail_reason: 'blocked' });
+		});
+		try {
+			const result = await runOne(server, 'genGatewayVideo', generateParams(`=a fox at ${NOW}`), RETRY_LATER);
+			expect(result.tries('Node')).toBe(3);
+			expect(postsTo(server, '/v1/tasks/vendor')).toHaveLength(1);
+			expect(server.requests.filter((request) => request.path === '/v1/tasks/task_now')).toHaveLength(3);
+		} finally {
+			await server.close();
+		}
+	});
+
+	it('image: a prompt with {{ $now }}, the download fails once: the retry downloads again, 1 POST', async () => {
+		let downloads = 0;
+		const server = await startScriptedServer((req, res) => {
+			if (req.method === 'POST') return sendJson(res, 200, { created: 1, data: [{ url: `${server.url}/files/a.png` }] });
+			downloads++;
+			if (downloads === 1) return sendJson(res, 404, { error: { message: 'not yet' } });
+			res.writeHead(200, { 'content-type': 'image/png', 'content-length': PNG.length });
+			res.end(PNG);
+		});
+		try {
+			const result = await runOne(server, 'genGatewayImage', imageParams(`=a lighthouse at ${NOW}`), RETRY_LATER);
+			expect(result.error).toBeUndefined();
+			expect(postsTo(server, '/v1/images/generations')).toHaveLength(1);
+			expect(downloads).toBe(2);
+		} finally {
+			await server.close();
+		}
+	});
+});
+
+describe('The memory of failed runs is bounded (issue 37, point 8)', () => {
+	it('failed Image runs without Retry On Fail keep nothing: no answer (base64 images included) stays in memory', async () => {
+		const server = await startScriptedServer((_req, res) =>
+			sendJson(res, 200, { created: 1, data: [{ b64_json: Buffer.alloc(6 * 1024 * 1024, 1).toString('base64') }] }),
+		);
+		try {
+			const before = { size: guardSize(), bytes: guardBytes() };
+			for (let run = 0; run < 4; run++) {
+				const result = await runOne(server, 'genGatewayImage', imageParams('a lighthouse', { options: { responseFormat: 'b64_json' } }));
+				expect(result.nodeError('Node')?.message).toMatch(/not an image/);
+			}
+			expect(postsTo(server, '/v1/images/generations')).toHaveLength(4);
+			expect({ size: guardSize(), bytes: guardBytes() }).toEqual(before);
+		} finally {
+			await server.close();
+		}
+	});
+
+	it('with Retry On Fail the answer is kept for the retry (reused, nothing paid again), within the bound', async () => {
+		const server = await startScriptedServer((_req, res) =>
+			sendJson(res, 200, { created: 1, data: [{ b64_json: Buffer.alloc(6 * 1024 * 1024, 1).toString('base64') }] }),
+		);
+		try {
+			const result = await runOne(server, 'genGatewayImage', imageParams('a lighthouse', { options: { responseFormat: 'b64_json' } }), RETRY);
+			expect(result.tries('Node')).toBe(3);
+			expect(postsTo(server, '/v1/images/generations')).toHaveLength(1);
+			expect(guardBytes()).toBeLessThanOrEqual(MAX_KEPT_BYTES);
 		} finally {
 			await server.close();
 		}

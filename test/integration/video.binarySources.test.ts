@@ -16,7 +16,7 @@ import type { RunOptions, RunResult } from '../harness/engine';
 import { spawnMockProcess } from '../mock/process';
 import type { MockClient } from '../mock/process';
 import { generateParams } from '../support/faultTable';
-import { postsTo, resetConnection, startScriptedServer } from '../support/scriptedServer';
+import { postsTo, resetConnection, sendJson, startScriptedServer } from '../support/scriptedServer';
 import { findSecret, videoRunOptions } from '../support/videoRun';
 
 jest.setTimeout(30_000);
@@ -274,6 +274,37 @@ describe('Retry On Fail after an unknown outcome pays once with a binary frame',
 			expect(result.tries('Video')).toBe(3);
 			expect(result.nodeError('Video')!.message).toMatch(/unknown/);
 			expect(postsTo(server, '/v1/tasks/vendor')).toHaveLength(1);
+		} finally {
+			await server.close();
+		}
+	});
+});
+
+describe('A signed URL is issued right before its POST (issue 37, point 2)', () => {
+	it('a submission held by a 429 signs its frame anew when it goes out, valid for Max Wait from then', async () => {
+		const arrivals: number[] = [];
+		const server = await startScriptedServer((_req, res) => {
+			arrivals.push(Date.now());
+			// Over a second: the token signed for the second POST has another issue time (iat), so another URL.
+			if (arrivals.length === 1) return sendJson(res, 429, { error: { message: 'slow down' } }, { 'retry-after': '1.2' });
+			sendJson(res, 200, { task_id: 'task_frame' });
+		});
+		try {
+			const options = videoRunOptions(mock, special({ firstImageSource: 'binary', options: { maxWait: 2 } }));
+			const result = await runWorkflow({
+				...withSource(options, files(png('data'))),
+				credentials: { baseUrl: server.url, apiKey: API_KEY },
+			});
+			expect(result.error).toBeUndefined();
+			const [held, sent] = postsTo(server, '/v1/tasks/vendor').map((post) => JSON.parse(post.body) as IDataObject);
+			expect(sent.first_image).not.toBe(held.first_image);
+			expect(signedId(sent.first_image as string)).toBe(result.output('Source')[0].binary!.data.id);
+			// What the output reports is what the service got, valid for Max Wait (2 min) from the POST that went out.
+			const json = result.output('Video')[0].json;
+			expect(json.request).toEqual(sent);
+			const [url] = json.binary_urls as IDataObject[];
+			expect(url.url).toBe(sent.first_image);
+			expect(Date.parse(url.expires_at as string)).toBeGreaterThanOrEqual(Math.floor(arrivals[1] / 1000) * 1000 + 119_000);
 		} finally {
 			await server.close();
 		}

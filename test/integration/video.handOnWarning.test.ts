@@ -100,6 +100,7 @@ describe('a binary frame for a service on a loopback host, n8n on loopback', () 
 				expect(hints).toHaveLength(1);
 				expect(hints[0]).toMatchObject({ type: 'warning', location: 'outputPane' });
 				const { message } = hints[0];
+				for (const item of result.output('Video')) expect(item.json.warnings).toEqual([message]);
 				expect(message).toContain('n8n URLs at http://127.0.0.1:5678 (a loopback address)');
 				expect(message).toContain(`the service at ${server.url} is on a loopback host`);
 				expect(message).toContain(`set ${VARIABLE[line]} to n8n's public URL`);

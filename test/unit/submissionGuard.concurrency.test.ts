@@ -1,25 +1,27 @@
 import { createGate } from '../../nodes/shared/run/concurrency';
-import { ENTRY_TTL_MS, forgetScope, guardKey, guardSize, recall, remember } from '../../nodes/shared/run/submissionGuard';
+import { ENTRY_TTL_MS, guardSize, recall, remember } from '../../nodes/shared/run/guardMemory';
+import { forgetScope, guardKey } from '../../nodes/shared/run/submissionGuard';
 
 describe('submission guard', () => {
 	const scope = { executionId: 'e1', nodeName: 'Video', runIndex: 0 };
 
-	it('keys by execution, node, item and request', () => {
-		const key = guardKey(scope, 0, { prompt: 'a' });
-		expect(guardKey(scope, 0, { prompt: 'a' })).toBe(key);
-		expect(guardKey(scope, 1, { prompt: 'a' })).not.toBe(key);
-		expect(guardKey(scope, 0, { prompt: 'b' })).not.toBe(key);
-		expect(guardKey({ ...scope, executionId: 'e2' }, 0, { prompt: 'a' })).not.toBe(key);
-		expect(guardKey({ ...scope, nodeName: 'Other' }, 0, { prompt: 'a' })).not.toBe(key);
+	it('keys by execution, node, run, item and call, never by the body (a body may hold {{ $now }})', () => {
+		const call = 'POST /v1/tasks/vendor';
+		const key = guardKey(scope, 0, call);
+		expect(guardKey(scope, 0, call)).toBe(key);
+		expect(guardKey(scope, 1, call)).not.toBe(key);
+		expect(guardKey(scope, 0, 'POST /v1/chat/completions #2')).not.toBe(key);
+		expect(guardKey({ ...scope, executionId: 'e2' }, 0, call)).not.toBe(key);
+		expect(guardKey({ ...scope, nodeName: 'Other' }, 0, call)).not.toBe(key);
 		// A new run of the node (a loop's next batch) is not a retry of the earlier one.
-		expect(guardKey({ ...scope, runIndex: 1 }, 0, { prompt: 'a' })).not.toBe(key);
+		expect(guardKey({ ...scope, runIndex: 1 }, 0, call)).not.toBe(key);
 	});
 
 	it('remembers, forgets a finished node, and expires old entries', () => {
 		const before = guardSize();
-		const key = guardKey(scope, 0, { prompt: 'a' });
+		const key = guardKey(scope, 0, 'POST /v1/tasks/vendor');
 		remember(key, { state: 'accepted', value: 't1', at: Date.now() });
-		remember(guardKey({ ...scope, executionId: 'other' }, 0, {}), { state: 'unknown', error: new Error('r'), at: 0 });
+		remember(guardKey({ ...scope, executionId: 'other' }, 0, 'POST /v1/tasks/vendor'), { state: 'unknown', error: { message: 'r' }, at: 0 });
 		expect(recall(key)).toMatchObject({ value: 't1' });
 		forgetScope(scope);
 		expect(recall(key)).toBeUndefined();

@@ -77,7 +77,9 @@ async function submitIn(
 	meta: typeof META,
 	send: () => Promise<string>,
 ) {
-	return await ledger.submit(request, meta, { itemIndex, gate: direct }, async (lane) => await lane.gate(send));
+	// The body counts for nothing in a task's identity; its prompt is what the row records.
+	const recorded = { ...meta, prompt: String(request.prompt ?? meta.prompt) };
+	return await ledger.submit(recorded, { itemIndex, gate: direct }, async (lane) => await lane.gate(send));
 }
 
 /** Whether a table call writes a row's `accepted` state. */
@@ -146,7 +148,7 @@ describe('the fake Data Table reads the sub-workflows tableWorkflow() builds, an
 	});
 });
 
-describe('identity: run_key = workflow/node/run index, item_key = item index/request', () => {
+describe('identity: run_key = workflow/node/run index, item_key = item index, never the body', () => {
 	it('two identical requests at different item indexes are two rows, both paid and accepted', async () => {
 		const table = newTable();
 		const { ledger } = await open(table, 'exec-A');
@@ -155,29 +157,27 @@ describe('identity: run_key = workflow/node/run index, item_key = item index/req
 		await ledger.close();
 		expect(answers.map((answer) => [answer.taskId, answer.resumed])).toEqual([['task_0', false], ['task_1', false]]);
 		expect(sent).toHaveLength(2);
-		expect(table.rows.map((row) => [row.run_key, String(row.item_key).split('/')[0], row.state, row.task_id])).toEqual([
+		expect(table.rows.map((row) => [row.run_key, row.item_key, row.state, row.task_id])).toEqual([
 			[`${WORKFLOW}/${NODE.id}/0`, '0', 'accepted', 'task_0'],
 			[`${WORKFLOW}/${NODE.id}/0`, '1', 'accepted', 'task_1'],
 		]);
-		expect(String(table.rows[0].item_key).split('/')[1]).toBe(String(table.rows[1].item_key).split('/')[1]);
 	});
 
-	it('the same execution again: the same request is resumed (task id, submitted_at), a changed one paid', async () => {
+	it('the same execution again resumes the item (task id, submitted_at) whatever its body evaluates to now', async () => {
 		const table = newTable();
 		const first = await open(table, 'exec-A');
-		const accepted = await submitIn(first.ledger, 0, FOX, META, sender('task_fox').send);
+		const stamped = (at: number) => ({ ...FOX, prompt: `a fox, ${new Date(at).toISOString()}` });
+		const accepted = await submitIn(first.ledger, 0, stamped(1), META, sender('task_fox').send);
 		await first.ledger.close();
 
+		// Retry On Fail, a 1.x worker re-running the job: `{{ $now }}` in the prompt evaluates anew.
 		const again = await open(table, 'exec-A');
-		const { send, sent } = sender('task_cat');
-		const resumed = await submitIn(again.ledger, 0, FOX, META, send);
-		const changed = await submitIn(again.ledger, 0, { ...FOX, prompt: 'a cat' }, META, send);
+		const { send, sent } = sender('task_paid_again');
+		const resumed = await submitIn(again.ledger, 0, stamped(2), META, send);
 		await again.ledger.close();
 		expect(resumed).toEqual({ taskId: 'task_fox', resumed: true, acceptedAt: accepted.acceptedAt });
-		expect(changed).toMatchObject({ taskId: 'task_cat', resumed: false });
-		expect(sent).toEqual(['task_cat']);
-		expect(table.rows).toHaveLength(2);
-		expect(table.rows[0].item_key).not.toBe(table.rows[1].item_key);
+		expect(sent).toEqual([]);
+		expect(table.rows).toHaveLength(1);
 	});
 
 	it('another run index of the node is another run: nothing resumed or adopted across it', async () => {
@@ -234,8 +234,8 @@ describe('an outcome that may have been paid is never sent again', () => {
 		const hare = { ...FOX, prompt: 'a hare' };
 		const first = await open(table, 'exec-A');
 		await first.ledger.plan([
-			{ itemIndex: 0, request: FOX, meta: META },
-			{ itemIndex: 1, request: hare, meta: META },
+			{ itemIndex: 0, meta: META },
+			{ itemIndex: 1, meta: META },
 		]);
 		await first.ledger.close();
 		// The worker died after item 0's accepted write named item 1's row, before item 1's answer was recorded.
@@ -472,13 +472,13 @@ describe('the window of an unrecorded task stays small', () => {
 		const posted: string[] = [];
 		let firstAnswered: () => void = () => undefined;
 		const answered = new Promise<void>((resolve) => (firstAnswered = resolve));
-		const first = ledger.submit(FOX, META, { itemIndex: 0, gate: direct }, async (lane) => {
+		const first = ledger.submit(META, { itemIndex: 0, gate: direct }, async (lane) => {
 			const taskId = await lane.gate(async () => (posted.push('task_1'), 'task_1'));
 			firstAnswered();
 			return taskId;
 		});
 		// The second item reaches its lane once the first task was accepted (as a lane of Max Concurrency 1 would).
-		const second = ledger.submit(FOX, META, { itemIndex: 1, gate: direct }, async (lane) => {
+		const second = ledger.submit(META, { itemIndex: 1, gate: direct }, async (lane) => {
 			await answered;
 			return await lane.gate(async () => (posted.push('task_2'), 'task_2'));
 		});
@@ -532,7 +532,7 @@ describe('cost: one row written per task, and four writes per node run', () => {
 		table.before.push(async () => await new Promise((resolve) => setTimeout(resolve, 5)));
 		const items = [0, 1, 2, 3, 4];
 		const request = (index: number) => ({ ...FOX, prompt: `a fox, take ${index}` });
-		await ledger.plan(items.map((itemIndex) => ({ itemIndex, request: request(itemIndex), meta: META })));
+		await ledger.plan(items.map((itemIndex) => ({ itemIndex, meta: META })));
 		expect(table.rows.map((row) => row.state)).toEqual(items.map(() => 'planned'));
 		const posted: number[] = [];
 		const answers = await Promise.all(
@@ -568,8 +568,8 @@ describe('cost: one row written per task, and four writes per node run', () => {
 		await crashedRun(table, 'exec-A', 'task_A');
 		const { ledger } = await open(table, 'exec-B', { mode: 'retry' });
 		await ledger.plan([
-			{ itemIndex: 0, request: FOX, meta: META },
-			{ itemIndex: 1, request: { ...FOX, prompt: 'a hare' }, meta: META },
+			{ itemIndex: 0, meta: META },
+			{ itemIndex: 1, meta: META },
 		]);
 		expect(table.calls.filter((call) => call.kind === 'insert').map((call) => call.items.length)).toEqual([1, 1]);
 		const { send, sent } = sender('task_hare');
@@ -588,7 +588,7 @@ describe('cost: one row written per task, and four writes per node run', () => {
 	it('a planned row is nothing paid: the same execution submits it, a Retry and Recover leave it alone', async () => {
 		const table = newTable();
 		const first = await open(table, 'exec-A');
-		await first.ledger.plan([{ itemIndex: 0, request: FOX, meta: META }]);
+		await first.ledger.plan([{ itemIndex: 0, meta: META }]);
 		await first.ledger.close();
 		expect(table.rows.map((row) => row.state)).toEqual(['planned']);
 		expect(await recoverTasks(contextFor(table, 'exec-R', {}).ctx, TABLE, WORKFLOW)).toEqual({ tasks: [], unknownOutcomes: [] });

@@ -4,10 +4,7 @@ import type { INodeParameters } from 'n8n-workflow';
 import { countAtMost } from '../../nodes/shared/binary/storedBinary';
 import { mediaTypeOf } from '../../nodes/GenGatewayVideo/media/mediaKinds';
 import type { MediaKind } from '../../nodes/GenGatewayVideo/media/mediaKinds';
-import { guardIdentity } from '../../nodes/GenGatewayVideo/media/signedUrls';
-import type { CheckedBinary } from '../../nodes/GenGatewayVideo/media/binarySources';
 import { isTemporaryUpload } from '../../nodes/GenGatewayVideo/media/servedCopy';
-import type { IssuedUrl } from '../../nodes/GenGatewayVideo/media/signedUrls';
 import { InvalidVideoRequest, parseBinaryFieldNames } from '../../nodes/GenGatewayVideo/model/fieldParsers';
 import { VIDEO_MODELS, videoModelOf } from '../../nodes/GenGatewayVideo/model/matrix';
 import type { VideoModelCapabilities } from '../../nodes/GenGatewayVideo/model/matrix';
@@ -157,49 +154,6 @@ describe('mediaTypeOf: the kind of a frame or reference, by its bytes', () => {
 	])('refused: %s', (_, kind, bytes, label, what) => {
 		const type = mediaTypeOf(kind, bytes, label);
 		expect(type).toEqual({ notOfKind: expect.stringContaining(what) });
-	});
-});
-
-describe('guardIdentity: the submission guard knows a binary by its id, not by its signed URL', () => {
-	const binary = (id: string) => ({ id, data: '', mimeType: 'image/png' });
-	const checked: CheckedBinary[] = [
-		// A webhook's upload is served from a copy made on each try (servedCopy.ts): still known by the original's id.
-		{ parameter: 'firstImage', binaryField: 'data', binary: binary('fs:a'), served: binary('fs:copy'), mimeType: 'image/png', bytes: 9 },
-		{ parameter: 'referenceImages', binaryField: 'r', binary: binary('fs:b'), served: binary('fs:b'), mimeType: 'image/png', bytes: 9 },
-	];
-	const issued = (token: string): IssuedUrl[] =>
-		checked.map((entry, index) => ({
-			parameter: entry.parameter,
-			binary_field: entry.binaryField,
-			mime_type: entry.mimeType,
-			bytes: entry.bytes,
-			url: `http://127.0.0.1:5678/rest/binary-data/signed?token=${token}${index}`,
-			expires_at: '2026-01-01T00:00:00.000Z',
-		}));
-	const body = (urls: IssuedUrl[]) => ({
-		model: 'm',
-		prompt: 'p',
-		first_image: urls[0].url,
-		reference_images: ['https://example.com/a.png', urls[1].url],
-	});
-
-	it('two issues of the same binaries (tokens differ) give one identity; the URLs never reach it', () => {
-		const first = guardIdentity(body(issued('one')), issued('one'), checked);
-		const second = guardIdentity(body(issued('two')), issued('two'), checked);
-		expect(first).toEqual(second);
-		expect(first).toEqual({
-			model: 'm',
-			prompt: 'p',
-			first_image: 'binary:fs:a',
-			reference_images: ['https://example.com/a.png', 'binary:fs:b'],
-		});
-	});
-
-	it('another binary is another request', () => {
-		const other = [checked[0], { ...checked[1], binary: binary('fs:c') }];
-		expect(guardIdentity(body(issued('one')), issued('one'), other)).not.toEqual(
-			guardIdentity(body(issued('one')), issued('one'), checked),
-		);
 	});
 });
 

@@ -164,7 +164,6 @@ async function generate(ctx: IExecuteFunctions, itemIndex: number): Promise<INod
 	// Paid: sent once per run of the node; a retry reuses the answer and only downloads again (shared/submissionGuard).
 	const { value: response } = await submitOnce(ctx, {
 		itemIndex,
-		request: body,
 		what: `POST ${PATH}`,
 		send: async () => {
 			const answer = await gatewayJson<IDataObject>(ctx, {

@@ -11,7 +11,7 @@ import { inputSource, readBinarySources, readVideoParameters } from '../model/pa
 import type { InputSource } from '../model/parameters';
 import { InvalidVideoRequest } from '../model/fieldParsers';
 import { BinarySourceProblem, checkBinarySources } from '../media/binarySources';
-import { checkReachable, guardIdentity, issueSignedUrls } from '../media/signedUrls';
+import { checkReachable, issueSignedUrls } from '../media/signedUrls';
 import type { IssuedUrl } from '../media/signedUrls';
 import { videoRequestBody } from '../model/requestBody';
 import type { VideoRequestBody } from '../model/requestBody';
@@ -67,15 +67,22 @@ export const properties: INodeProperties[] = [
 	]),
 ];
 
+/** A request body, with the signed URLs issued for its binary fields (none without binary sources). */
+interface SignedRequest {
+	body: VideoRequestBody;
+	binaryUrls: IssuedUrl[];
+}
+
 /**
- * An item ready to submit: the body sent, the request the submission guard knows it by (signed URLs replaced by the
- * binary's id, stable across retries), and the signed URLs issued for its binary fields.
+ * An item ready to submit: its request as checked, and `issue` for the body to POST, with signed URLs issued anew
+ * each time it is called (right before each POST: a 429 or the pace may hold it for minutes, and a URL lives only as
+ * long as Max Wait from its issue).
  */
-type Prepared = { body: VideoRequestBody; guardRequest: IDataObject; binaryUrls: IssuedUrl[] } | { error: Error };
+type Prepared = (SignedRequest & { issue: () => SignedRequest; warnings: string[] }) | { error: Error };
 
 /**
  * Validates one item's parameters into a request body; nothing is sent for an invalid item. Binary fields are checked
- * and signed here, before any item is paid for; their URLs live as long as Max Wait.
+ * here, before any item is paid for, and a URL is signed once to see that n8n can sign one the service can reach.
  */
 async function checkItem(
 	ctx: IExecuteFunctions,
@@ -87,14 +94,18 @@ async function checkItem(
 		const { model, input } = readVideoParameters(ctx, itemIndex, source);
 		const sources = readBinarySources(ctx, itemIndex, model, input);
 		const checked = await checkBinarySources(ctx, itemIndex, model, sources);
-		const binaryUrls = issueSignedUrls(ctx, checked, urlSeconds);
-		await checkReachable(ctx, binaryUrls);
-		for (const { spec } of sources) {
-			const urls = binaryUrls.filter((issued) => issued.parameter === spec.name).map((issued) => issued.url);
-			input[spec.name] = spec.media.many ? urls : urls[0];
-		}
-		const body = videoRequestBody(model, input);
-		return { body, guardRequest: guardIdentity(body, binaryUrls, checked), binaryUrls };
+		const issue = (): SignedRequest => {
+			const binaryUrls = issueSignedUrls(ctx, checked, urlSeconds);
+			const signed = { ...input };
+			for (const { spec } of sources) {
+				const urls = binaryUrls.filter((issued) => issued.parameter === spec.name).map((issued) => issued.url);
+				signed[spec.name] = spec.media.many ? urls : urls[0];
+			}
+			return { body: videoRequestBody(model, signed), binaryUrls };
+		};
+		const first = issue();
+		const warnings = await checkReachable(ctx, first.binaryUrls);
+		return { ...first, issue: checked.length > 0 ? issue : () => first, warnings };
 	} catch (error) {
 		if (error instanceof InvalidVideoRequest || error instanceof BinarySourceProblem) {
 			const invalid = error instanceof InvalidVideoRequest;
@@ -115,36 +126,45 @@ async function checkItem(
 	}
 }
 
+interface Submission {
+	taskId: string;
+	resumed: boolean;
+	acceptedAt: number;
+	/** What the service was sent, when this run sent it (an earlier try's on Retry On Fail); not for an adopted task. */
+	sent?: SignedRequest;
+}
+
 /**
- * The paid call, through the shared guard: a retry of the node resumes the accepted task instead of paying again. With
- * a task ledger the send is recorded before and after, and a Retry of a crashed run adopts its task (taskLedger.ts).
+ * The paid call, through the shared guard: a retry of the node resumes the accepted task instead of paying again,
+ * whatever its parameters evaluate to now. With a task ledger the send is recorded before and after, and a Retry of a
+ * crashed run adopts its task (taskLedger.ts).
  */
 async function submitGuarded(
 	ctx: IExecuteFunctions,
 	scope: GuardScope,
-	{ body, guardRequest }: { body: VideoRequestBody; guardRequest: IDataObject },
+	entry: SignedRequest & { issue: () => SignedRequest },
 	lane: Lane,
 	ledger: TaskLedger | undefined,
-): Promise<{ taskId: string; resumed: boolean; acceptedAt: number }> {
+): Promise<Submission> {
+	let sent: SignedRequest | undefined;
+	// The body is made when the POST goes out (each attempt after a 429 too), its URLs signed then.
+	const body = () => (sent = entry.issue()).body;
 	// With a ledger, no POST starts while another item's accepted task is still being recorded (its own lane).
 	const send = async (sendLane: Lane) => await submitTask(ctx, body, sendLane);
-	const { value, resumed, acceptedAt } = await submitOnce(ctx, {
+	const { value, resumed, acceptedAt } = await submitOnce<Submission>(ctx, {
 		scope,
 		itemIndex: lane.itemIndex,
-		request: guardRequest,
 		what: 'POST /v1/tasks/vendor',
 		noun: 'video',
-		send: async () =>
-			ledger
-				? await ledger.submit(guardRequest, ledgerMeta(body), lane, send)
-				: { taskId: await send(lane), resumed: false, acceptedAt: Date.now() },
+		send: async () => {
+			const submitted = ledger
+				? await ledger.submit(ledgerMeta(entry.body), lane, send)
+				: { taskId: await send(lane), resumed: false, acceptedAt: Date.now() };
+			return { ...submitted, sent: submitted.resumed ? undefined : sent };
+		},
 	});
 	// An accepted task reused by Retry On Fail was first accepted (or adopted) by the earlier try.
-	return {
-		taskId: value.taskId,
-		resumed: resumed || value.resumed,
-		acceptedAt: resumed ? acceptedAt : value.acceptedAt,
-	};
+	return { ...value, resumed: resumed || value.resumed, acceptedAt: resumed ? acceptedAt : value.acceptedAt };
 }
 
 /** What a ledger row says of its task besides its id (Recover lists it). */
@@ -190,7 +210,7 @@ export const operation: Operation<GenerateRun> = {
 		// One write for the rows of every item that will be paid for (not per item: the ledger's cost is per write).
 		await ledger?.plan(
 			prepared.flatMap((entry, itemIndex) =>
-				'error' in entry ? [] : [{ itemIndex, request: entry.guardRequest, meta: ledgerMeta(entry.body) }],
+				'error' in entry ? [] : [{ itemIndex, meta: ledgerMeta(entry.body) }],
 			),
 		);
 		// Without Continue On Fail the first failing item fails the run: stop paying and waiting then, and report every task.
@@ -208,15 +228,19 @@ export const operation: Operation<GenerateRun> = {
 		const details: IDataObject = { model: entry.body.model };
 		try {
 			const submission = report.submissionLane(lane);
-			const { taskId, resumed, acceptedAt } = await submitGuarded(ctx, scope, entry, submission, ledger);
+			const { taskId, resumed, acceptedAt, sent } = await submitGuarded(ctx, scope, entry, submission, ledger);
 			report.paid(itemIndex, taskId);
 			const submittedAt = new Date(acceptedAt).toISOString();
+			// The body and URLs the service got; a task adopted from a crashed run shows this run's request, and the
+			// URLs it signed, which are not the ones that task was given.
+			const request = sent ?? entry;
 			Object.assign(details, {
 				task_id: taskId,
 				submitted_at: submittedAt,
 				resumed,
-				request: entry.body,
-				...(entry.binaryUrls.length > 0 ? { binary_urls: entry.binaryUrls } : {}),
+				request: request.body,
+				...(request.binaryUrls.length > 0 ? { binary_urls: request.binaryUrls } : {}),
+				...(entry.warnings.length > 0 ? { warnings: entry.warnings } : {}),
 				...(ledger ? { ledger_table: ledger.scope.tableId } : {}),
 			});
 			if (!(ctx.getNodeParameter('waitForCompletion', itemIndex, true) as boolean)) {

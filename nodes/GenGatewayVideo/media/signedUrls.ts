@@ -10,8 +10,8 @@ import { handOnWarning, originOf, unreachableProblem } from './reachability';
 
 /**
  * Checked binary data → signed n8n URLs the service fetches (`<n8n>/rest/binary-data/signed?token=<JWT>`, served
- * without login until the token expires), valid for the task's Max Wait and no longer; what was issued, for the
- * item's JSON; and the request the submission guard knows the submission by.
+ * without login until the token expires), valid for the task's Max Wait and no longer; and what was issued, for the
+ * item's JSON. Generate issues them right before each POST.
  */
 
 /** One URL issued, as the item's JSON reports it (`binary_urls`). */
@@ -104,16 +104,4 @@ export async function checkReachable(ctx: IExecuteFunctions, issued: IssuedUrl[]
 	if (!warning) return [];
 	warnOnce(ctx, warning);
 	return [warning];
-}
-
-/**
- * The request as the submission guard knows it: each signed URL replaced by `binary:<id>`. A URL's token differs on
- * every issue (its issue time), so a retry of the node would otherwise look like a new request and pay again.
- */
-export function guardIdentity(body: IDataObject, issued: IssuedUrl[], checked: CheckedBinary[]): IDataObject {
-	const standIns = new Map(issued.map((entry, index) => [entry.url, `binary:${checked[index].binary.id}`]));
-	const standIn = (value: unknown) => (typeof value === 'string' ? (standIns.get(value) ?? value) : value);
-	return Object.fromEntries(
-		Object.entries(body).map(([key, value]) => [key, Array.isArray(value) ? value.map(standIn) : standIn(value)]),
-	) as IDataObject;
 }

@@ -37,10 +37,13 @@ const bounded = (value: unknown) => {
 
 const taskPath = (taskId: string) => `/v1/tasks/${encodeURIComponent(taskId)}`;
 
-/** The paid call: sent once; only an explicit 429/502/503 answer is retried (the transport's rules). */
+/**
+ * The paid call: sent once; only an explicit 429/502/503 answer is retried (the transport's rules). `body` is made
+ * right before each attempt goes out (its signed URLs are issued then).
+ */
 export async function submitTask(
 	ctx: IExecuteFunctions,
-	body: VideoRequestBody,
+	body: () => VideoRequestBody,
 	lane: Lane,
 ): Promise<string> {
 	const { itemIndex } = lane;

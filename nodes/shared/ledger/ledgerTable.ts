@@ -16,7 +16,7 @@ export interface LedgerRow {
 	workflow_id: string;
 	/** workflow/node id/run index: one run of one Generate node. */
 	run_key: string;
-	/** item index/request fingerprint: one paid request of that run. */
+	/** The item index: the one paid request of that item in that run. */
 	item_key: string;
 	/** The execution holding the row now. */
 	execution_id: string;

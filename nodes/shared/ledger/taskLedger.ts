@@ -4,7 +4,6 @@ import type { Lane } from '../transport/lane';
 import { abortableSleep } from '../transport/wait';
 import { waitFor } from '../transport/transport';
 import { maySendAgain } from '../transport/retry';
-import { fingerprint } from '../run/submissionGuard';
 import { takenByAnother, unknownOutcome } from './ledgerErrors';
 import { BY_CLAIM, BY_ID, detailOf, eq, inFlight, LedgerTable, sentAfter } from './ledgerTable';
 import type { LedgerRow, LedgerState, RowChange } from './ledgerTable';
@@ -52,7 +51,6 @@ interface SubmissionMeta {
 /** One item the run will submit: what `plan` writes a `planned` row for. */
 interface PlannedSubmission {
 	itemIndex: number;
-	request: unknown;
 	meta: SubmissionMeta;
 }
 
@@ -99,6 +97,12 @@ export async function handedOn(
 	return items.some((item) => item.json?.task_id === row.task_id && item.json?.error === undefined);
 }
 
+/**
+ * Whether a row is the paid request of this item: a request is known by its node run (`run_key`) and item, never by
+ * its body (`{{ $now }}` in a prompt differs on every try).
+ */
+const sameItem = (row: LedgerRow, itemIndex: number) => row.item_key === String(itemIndex);
+
 export class TaskLedger {
 	private rows: LedgerRow[] = [];
 	/** The row each submitting item sends under, by item index (its `planned` row, or one inserted late). */
@@ -136,11 +140,7 @@ export class TaskLedger {
 		return (row.state !== 'planned' && row.state !== 'refused') || inFlight(row, named);
 	}
 
-	private itemKey(itemIndex: number, request: unknown): string {
-		return `${itemIndex}/${fingerprint(JSON.stringify(request) ?? '')}`;
-	}
-
-	private newRow(itemIndex: number, itemKey: string, meta: SubmissionMeta): IDataObject {
+	private newRow(itemIndex: number, meta: SubmissionMeta): IDataObject {
 		const detail = {
 			node_name: this.scope.nodeName,
 			item_index: itemIndex,
@@ -150,7 +150,7 @@ export class TaskLedger {
 		return {
 			workflow_id: this.scope.workflowId,
 			run_key: this.runKey,
-			item_key: itemKey,
+			item_key: String(itemIndex),
 			execution_id: this.scope.executionId,
 			state: 'planned',
 			task_id: '',
@@ -168,11 +168,11 @@ export class TaskLedger {
 		// A request with a row that may have been paid is resumed or adopted, not planned (a planned or refused row of
 		// another run is nothing paid: the request gets a row of this run's own).
 		const named = sentAfter(this.rows);
-		const fresh = submissions
-			.map((entry) => ({ ...entry, key: this.itemKey(entry.itemIndex, entry.request) }))
-			.filter(({ key }) => !this.rows.some((row) => row.item_key === key && this.mayHaveBeenSent(row, named)));
+		const fresh = submissions.filter(
+			({ itemIndex }) => !this.rows.some((row) => sameItem(row, itemIndex) && this.mayHaveBeenSent(row, named)),
+		);
 		if (fresh.length === 0) return;
-		const rows = fresh.map((entry) => this.newRow(entry.itemIndex, entry.key, entry.meta));
+		const rows = fresh.map((entry) => this.newRow(entry.itemIndex, entry.meta));
 		try {
 			this.rows.push(...(await this.table.insert(rows)));
 		} catch (error) {
@@ -182,29 +182,27 @@ export class TaskLedger {
 
 	/**
 	 * Pays for one item's request at most once in this execution's lineage: resumes its own row, adopts (on a Retry) a
-	 * dead run's row of the same item and request, or sends in the ledger's lane (`send` gets it) and records the task
+	 * dead run's row of the same item, or sends in the ledger's lane (`send` gets it) and records the task
 	 * id.
 	 */
 	async submit(
-		request: unknown,
 		meta: SubmissionMeta,
 		lane: Lane,
 		send: (lane: Lane) => Promise<string>,
 	): Promise<LedgerSubmission> {
 		const { itemIndex } = lane;
-		const itemKey = this.itemKey(itemIndex, request);
-		const mine = (row: LedgerRow) => row.item_key === itemKey && row.execution_id === this.scope.executionId;
+		const mine = (row: LedgerRow) => sameItem(row, itemIndex) && row.execution_id === this.scope.executionId;
 		const named = sentAfter(this.rows);
 		const own = this.rows.find((row) => mine(row) && this.mayHaveBeenSent(row, named));
 		if (own) return this.resumed(itemIndex, own, named);
 		if (this.scope.retry) {
-			const adopted = await this.adopt(itemIndex, itemKey);
+			const adopted = await this.adopt(itemIndex);
 			if (adopted) return adopted;
 		}
 		const planned = this.rows.find((row) => mine(row) && row.state === 'planned');
 		const slot = planned
 			? Promise.resolve(planned)
-			: this.table.insert([this.newRow(itemIndex, itemKey, meta)]).then(([row]) => {
+			: this.table.insert([this.newRow(itemIndex, meta)]).then(([row]) => {
 					this.rows.push(row);
 					return row;
 				});
@@ -362,11 +360,11 @@ export class TaskLedger {
 		return { taskId: row.task_id, resumed: true, acceptedAt: Number.isFinite(submittedAt) ? submittedAt : Date.now() };
 	}
 
-	/** On a Retry: a dead run's row of the same item and request, claimed by compare-and-set. */
-	private async adopt(itemIndex: number, itemKey: string): Promise<LedgerSubmission | undefined> {
+	/** On a Retry: a dead run's row of the same item, claimed by compare-and-set. */
+	private async adopt(itemIndex: number): Promise<LedgerSubmission | undefined> {
 		const named = sentAfter(this.rows);
 		const candidates = this.rows
-			.filter((row) => row.item_key === itemKey && row.execution_id !== this.scope.executionId)
+			.filter((row) => sameItem(row, itemIndex) && row.execution_id !== this.scope.executionId)
 			.filter((row) => this.mayHaveBeenSent(row, named))
 			.sort((a, b) => ADOPTION_ORDER.indexOf(a.state) - ADOPTION_ORDER.indexOf(b.state));
 		let taken: LedgerRow | undefined;

@@ -4,12 +4,12 @@ import { createGate } from './concurrency';
 import type { Gate } from './concurrency';
 import type { Lane } from '../transport/lane';
 import { errorItem } from './errorItem';
-import { releaseSubmissions } from './submissionGuard';
+import { releaseFailedRun, releaseSubmissions } from './submissionGuard';
 
 /**
  * The one item loop of every node (called by its router, router.ts): runs `work` for each input item in its lane,
- * keeps input order and pairedItem, applies Continue On Fail per item and, when the run ends with output, releases
- * the submission guard's memory of it.
+ * keeps input order and pairedItem, applies Continue On Fail per item and, when the run ends, releases the submission
+ * guard's memory of it (all of it, unless a retry may come: submissionGuard.ts).
  */
 
 type ItemWork = (itemIndex: number, lane: Lane) => Promise<INodeExecutionData | INodeExecutionData[]>;
@@ -50,6 +50,17 @@ export async function runItems(
 	work: ItemWork,
 	policy: RunPolicy = {},
 ): Promise<INodeExecutionData[]> {
+	let out: INodeExecutionData[] | undefined;
+	try {
+		out = await collect(ctx, work, policy);
+	} finally {
+		if (out) releaseSubmissions(ctx, out);
+		else releaseFailedRun(ctx);
+	}
+	return out;
+}
+
+async function collect(ctx: IExecuteFunctions, work: ItemWork, policy: RunPolicy): Promise<INodeExecutionData[]> {
 	const fail = policy.failure ?? ((error: unknown) => error);
 	const out: INodeExecutionData[] = [];
 	const count = ctx.getInputData().length;
@@ -74,6 +85,5 @@ export async function runItems(
 			else onFailure(outcome.error, itemIndex);
 		}
 	}
-	releaseSubmissions(ctx, out);
 	return out;
 }

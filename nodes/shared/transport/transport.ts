@@ -43,7 +43,8 @@ interface GatewayRequest {
 	method: IHttpRequestMethods;
 	/** Path under the base URL, starting with /v1. */
 	path: string;
-	body?: IDataObject;
+	/** A JSON body, or a function that makes it right before each attempt goes out (e.g. to sign its URLs then). */
+	body?: IDataObject | (() => IDataObject);
 	qs?: IDataObject;
 	/**
 	 * 'read': safe to repeat, retried after 429/502/503/504 and after network failures.
@@ -426,7 +427,6 @@ async function send(
 		method: request.method,
 		url: joinUrl(await baseUrlOf(ctx), request.path),
 		qs: request.qs,
-		body: request.body,
 		json: !stream,
 		encoding: stream ? 'stream' : undefined,
 		returnFullResponse: true,
@@ -465,8 +465,11 @@ async function send(
 	return await withRetries(
 		ctx,
 		spec,
-		async () =>
-			(await ctx.helpers.httpRequestWithAuthentication.call(self, CREDENTIAL_TYPE, options)) as IN8nHttpFullResponse,
+		async () => {
+			const { body } = request;
+			options.body = typeof body === 'function' ? body() : body;
+			return (await ctx.helpers.httpRequestWithAuthentication.call(self, CREDENTIAL_TYPE, options)) as IN8nHttpFullResponse;
+		},
 	);
 }
 
