@@ -65,6 +65,10 @@ function supplyContext(baseUrl: string, options: Record<string, unknown>, model 
 
 /** What n8n stored and logged for the sub-node in the last modelFor (its output data and AI events). */
 let record: SupplyRecord = { outputs: [], aiEvents: [] };
+/** What the transport logged as warnings since the last modelFor (n8n's logger, spied on). */
+let warnings: jest.SpyInstance | undefined;
+const retriesLogged = () =>
+	(warnings?.mock.calls ?? []).filter(([message]) => /; retry \d+ in \d+ ms$/.test(String(message))).length;
 
 /** supplyData on n8n-core's real supply context; `executionId` and `credential` name the run and the pace's key. */
 async function modelFor(
@@ -79,6 +83,9 @@ async function modelFor(
 		...run,
 	});
 	record = supply.record;
+	// The transport logs each retry it makes ("… failed (ECONNREFUSED); retry 2 in 312 ms"): counted, not timed.
+	warnings = jest.spyOn(supply.ctx.logger, 'warn');
+	warnings.mockClear();
 	const supplied = await new GenGatewayChatModel().supplyData.call(supply.ctx, 0);
 	return supplied.response as Model;
 }
@@ -272,14 +279,15 @@ describe('Gen Gateway Chat Model against an OpenAI-format wire', () => {
 		const timedFailure = async (maxRetries: number) => {
 			const started = Date.now();
 			const error = await failure((await modelFor(url, { maxRetries })).invoke('Hello'));
-			return { error, ms: Date.now() - started };
+			return { error, ms: Date.now() - started, retries: retriesLogged() };
 		};
-		// Without retries it fails at once; with one retry the transport's backoff (0.25–0.5 s; p-retry's was 1–2 s) is
-		// waited before the second try.
+		// Without retries it fails after one try; with one retry the transport's backoff (0.25–0.5 s; p-retry's was 1–2
+		// s) is waited before the second. Counted from the transport's log, and the wait as a lower bound (a busy
+		// machine only adds to it).
 		const once = await timedFailure(0);
 		const twice = await timedFailure(1);
-		expect(once.ms).toBeLessThan(900);
-		expect(twice.ms - once.ms).toBeGreaterThanOrEqual(245);
+		expect([once.retries, twice.retries]).toEqual([0, 1]);
+		expect(twice.ms).toBeGreaterThanOrEqual(245);
 		for (const { error } of [once, twice]) {
 			expect(error.message).toBe('POST /v1/chat/completions failed: could not reach the service (ECONNREFUSED).');
 		}

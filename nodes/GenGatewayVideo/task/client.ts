@@ -95,13 +95,15 @@ function statusFromBody(taskId: string, body: IDataObject): TaskStatus {
 
 /**
  * One status request: the status, and `unexpected` when the answer has no status at all (the polling stops at it). A
- * poll goes last in the pace; `deadline` (the item's Max Wait) ends waiting out 429s.
+ * poll goes last in the pace, the oldest task's first (`since`: when it was submitted); `deadline` (the item's Max
+ * Wait) ends waiting out 429s.
  */
 export async function queryTask(
 	ctx: IExecuteFunctions,
 	taskId: string,
 	lane: Lane,
 	deadline?: number,
+	since?: number,
 ): Promise<{ status: TaskStatus; unexpected?: string }> {
 	const body = await gatewayJson<IDataObject>(ctx, {
 		method: 'GET',
@@ -109,6 +111,7 @@ export async function queryTask(
 		kind: 'read',
 		lane,
 		pace: 'poll',
+		paceAge: since,
 		deadline,
 	});
 	return { status: statusFromBody(taskId, body), unexpected: unexpectedStatus(body) };

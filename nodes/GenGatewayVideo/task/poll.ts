@@ -35,7 +35,7 @@ export async function pollTask(ctx: IExecuteFunctions, taskId: string, wait: Tas
 	const deadline = started + wait.maxWaitMs;
 	const unlisted: string[] = [];
 	for (let polls = 1; ; polls++) {
-		const { status, unexpected } = await queryTask(ctx, taskId, wait, deadline);
+		const { status, unexpected } = await queryTask(ctx, taskId, wait, deadline, started);
 		wait.onStatus?.(status);
 		const waitedMs = Date.now() - started;
 		const ended = { status, polls, waitedMs, unlisted };

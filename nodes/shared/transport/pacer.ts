@@ -5,12 +5,18 @@
  * decision out for every request on the credential at once.
  *
  * - Until the first 429 nothing is paced (no queue, no wait).
- * - A 429 blocks every request on the credential, of every execution, until its wait is over (the Retry-After), and
- *   sets the rate to 90% of the lower of the current rate and the rate the service accepted (answers other than 429 per
- *   second since the last wait ended, over the last 3 s, at least 1 s; counted as at least 1 a second): a
- *   multiplicative decrease, once per wait (the answers of requests already in flight do not lower it again).
+ * - A 429 sets the rate just under what the service took: 97% of the lower of the current rate and the rate it
+ *   accepted (answers other than 429 per second since the last decrease, over the last 3 s, at least 1 s; counted as
+ *   at least 1 a second). How far it falls thus depends on how far over the limit the refused requests went. A 429 of
+ *   a request sent before that decrease (in flight at the same overshoot) changes nothing.
+ * - The refused request waits its own Retry-After (retry.ts decides it), then goes first. The others wait one turn at
+ *   the new rate and go on: a token-bucket service takes them (it refills faster than they come). Only when a request
+ *   sent at the new rate is refused again soon after (the service means its wait for everyone, as a window limit
+ *   does) does every request on the credential wait out the Retry-After.
  * - Each accepted answer raises the rate by a small constant (additive increase: about 1% a second at saturation), so
- *   near the rate the service refused at the pace creeps back and finds the limit again without hammering it.
+ *   near the rate the service refused at the pace creeps back and finds the limit again. Once two decreases in a row
+ *   found the limit at the same place (within 10%), it is known: the pace then creeps ten times slower, probing
+ *   the limit far less often.
  * - Once the service has taken clearly more than the rate it refused at (1.5 times, over a quiet window of 3 s without
  *   a 429), that rate was no limit (a 429 at low demand, or the limit went up): the rate then grows ×1.5 per quiet
  *   window, up to 1.5 times what the service took in it, until the next 429. A token bucket's burst cannot fake it
@@ -21,7 +27,9 @@
  *   waiter of any execution on the credential: by priority (a request retried after a 429, then the end of a finished
  *   task such as an artifact list or download, then submissions, then status polls), then the execution served
  *   longest ago, then arrival. So a batch finishes the tasks it has before polling running ones, and executions on
- *   one key take turns. Between executions a waiter ages: every AGE_TURNS turns granted to others while an execution
+ *   one key take turns. Within a class, the oldest thing goes first: a status poll is as old as its task, so the
+ *   task most likely finished is asked first, and a poll of a task just submitted never takes a turn from one that is
+ *   done. Between executions a waiter ages: every AGE_TURNS turns granted to others while an execution
  *   waits count as one class better, so another execution's endless submissions cannot starve its polls (served
  *   within AGE_TURNS + 1 turns of a stream of submissions) and its polls cannot starve their submissions either.
  *   Within one execution the order stays strict (its own batch is finite).
@@ -43,10 +51,12 @@ const AGE_TURNS = 4;
 type Sleep = (ms: number) => Promise<void>;
 
 interface PacerTuning {
-	/** After a 429 the rate is this share of the rate the credential was sending at (once per wait). */
+	/** After a 429 the rate is this share of what the service took (the lower of the rate and the accepted rate). */
 	decrease: number;
 	/** Requests/s added per accepted answer (at saturation: this × rate per second). */
 	increasePerAnswer: number;
+	/** Once the limit is known, the increase is this share of `increasePerAnswer`. */
+	knownIncreaseShare: number;
 	/** Quiet windows: the rate grows this many times when the service took `probeAbove` × the rate it refused at. */
 	growth: number;
 	probeAbove: number;
@@ -69,8 +79,9 @@ interface PacerTuning {
 const QUIET_MS = 90_000;
 
 const DEFAULT_PACER_TUNING: PacerTuning = {
-	decrease: 0.9,
+	decrease: 0.97,
 	increasePerAnswer: 0.01,
+	knownIncreaseShare: 0.1,
 	growth: 1.5,
 	probeAbove: 1.5,
 	quietWindowMs: 3000,
@@ -81,10 +92,16 @@ const DEFAULT_PACER_TUNING: PacerTuning = {
 
 interface Waiter {
 	priority: number;
+	/** Within a class, lower goes first: how old what it serves is (epoch ms). */
+	age: number;
 	seq: number;
 	resolve: () => void;
 	reject: (error: unknown) => void;
 }
+
+/** Whether `waiter` goes before `queued` (of one execution): by class, then age; equals in arrival order. */
+const comesLater = (queued: Waiter, waiter: Waiter) =>
+	queued.priority > waiter.priority || (queued.priority === waiter.priority && queued.age > waiter.age);
 
 /** What the 429s taught about a credential's limit: shared by the Pacers of every execution on it. */
 export class PaceState {
@@ -101,8 +118,15 @@ export class PaceState {
 	private firstAnswerAt: number | undefined;
 	/** Measuring starts again when a wait ends (the time blocked is not sending time). */
 	private measureFrom = 0;
-	/** A 429 answered before this does not lower the rate again (it belongs to the same wait). */
-	private decreaseEpochEnd = 0;
+	/** When the rate was last lowered: a 429 of a request sent before it changes nothing (the same overshoot). */
+	private loweredAt = 0;
+	/** Answers accepted since then: between two refusals a limit takes just its rate (its bucket empty at both). */
+	private acceptedSinceLowered = 0;
+	/** The pace grew by quiet windows since then: it was no limit, and the answers since say nothing of one. */
+	private grewSinceLowered = false;
+	/** What the service took at the last decrease, and whether the two last decreases agreed on it (a known limit). */
+	private lastTook = 0;
+	private known = false;
 	/** The rate the service refused at (what it accepted when the rate was last lowered, not floored). */
 	private refusedAt = 0;
 	/** The current quiet window began here (the end of the last wait, or the last growth); its accepted answers. */
@@ -143,7 +167,11 @@ export class PaceState {
 		this.answers = [];
 		this.firstAnswerAt = undefined;
 		this.measureFrom = 0;
-		this.decreaseEpochEnd = 0;
+		this.loweredAt = 0;
+		this.acceptedSinceLowered = 0;
+		this.grewSinceLowered = false;
+		this.lastTook = 0;
+		this.known = false;
 		this.refusedAt = 0;
 		this.quietFrom = 0;
 		this.quietAnswers = 0;
@@ -152,7 +180,9 @@ export class PaceState {
 	/** Accepted answers per second since the last wait ended, over the window (at least one second). */
 	acceptedRate(now: number): number {
 		while (this.answers.length > 0 && this.answers[0] < now - this.tuning.windowMs) this.answers.shift();
-		const from = Math.max(now - this.tuning.windowMs, this.measureFrom, this.firstAnswerAt ?? now);
+		let from = Math.max(now - this.tuning.windowMs, this.measureFrom, this.firstAnswerAt ?? now);
+		// Less than a second since the last decrease says too little: the last second, whatever happened in it.
+		if (now - from < 1000) from = Math.max(now - 1000, this.firstAnswerAt ?? now);
 		const count = this.answers.filter((at) => at >= from).length;
 		return (count * 1000) / Math.max(1000, now - from);
 	}
@@ -160,9 +190,10 @@ export class PaceState {
 	onAccepted(now: number): void {
 		this.firstAnswerAt ??= now;
 		this.answers.push(now);
+		this.acceptedSinceLowered++;
 		if (this.answers.length > 8192) this.answers.splice(0, this.answers.length - 8192);
 		if (!Number.isFinite(this.rate)) return;
-		this.rate += this.tuning.increasePerAnswer;
+		this.rate += this.tuning.increasePerAnswer * (this.known ? this.tuning.knownIncreaseShare : 1);
 		// Answers of requests sent before the wait ended do not count towards the window after it.
 		if (now >= this.quietFrom) this.quietAnswers++;
 		this.grow(now);
@@ -176,26 +207,43 @@ export class PaceState {
 		const { quietWindowMs, probeAbove, growth } = this.tuning;
 		if (now < this.quietFrom + quietWindowMs) return;
 		const taken = (this.quietAnswers * 1000) / (now - this.quietFrom);
-		if (taken >= this.refusedAt * probeAbove) this.rate = Math.max(this.rate, Math.min(this.rate, taken) * growth);
+		if (taken >= this.refusedAt * probeAbove) {
+			this.rate = Math.max(this.rate, Math.min(this.rate, taken) * growth);
+			this.grewSinceLowered = true;
+		}
 		this.quietFrom = now;
 		this.quietAnswers = 0;
 	}
 
-	/** Returns whether the rate was lowered (once per wait). */
-	onLimited(now: number, waitMs: number): boolean {
+	/**
+	 * A 429 for a request granted its turn at `grantedAt`. Returns whether the rate was lowered: not for a request sent
+	 * before the last decrease. The credential waits one turn at the new rate, or, refused again at that rate soon
+	 * after a decrease, the whole `waitMs`.
+	 */
+	onLimited(now: number, waitMs: number, grantedAt: number = now): boolean {
 		this.firstAnswerAt ??= now;
 		this.lastLimitedAt = now;
-		this.blockedUntil = Math.max(this.blockedUntil, now + waitMs);
-		// A quiet window starts when the wait ends.
-		this.quietFrom = this.blockedUntil;
 		this.quietAnswers = 0;
-		if (now < this.decreaseEpochEnd) return false;
+		if (grantedAt <= this.loweredAt) return false;
+		const insists = this.loweredAt > 0 && now - this.loweredAt < 2 * Math.max(waitMs, 1000);
 		const accepted = this.acceptedRate(now);
+		// What the service took: from one refusal to the next (over 2 s or more) a limit's own rate, however far over
+		// it the pace went meanwhile; otherwise what it accepted lately.
+		const since = now - this.loweredAt;
+		const steady = this.loweredAt > 0 && since >= 2000 && !this.grewSinceLowered;
+		const between = steady ? (this.acceptedSinceLowered * 1000) / since : accepted;
+		const took = Math.min(this.rate, Math.max(1, between));
+		this.known = this.lastTook > 0 && Math.abs(took - this.lastTook) <= 0.1 * this.lastTook;
+		this.lastTook = took;
 		this.refusedAt = Math.min(this.rate, accepted);
+		this.rate = Math.max(this.tuning.minRate, took * this.tuning.decrease);
+		this.loweredAt = now;
+		this.acceptedSinceLowered = 0;
+		this.grewSinceLowered = false;
+		this.blockedUntil = Math.max(this.blockedUntil, now + (insists ? waitMs : Math.min(waitMs, 1000 / this.rate)));
+		// Measuring, and the quiet window, start again when the credential may send again.
 		this.measureFrom = this.blockedUntil;
-		this.decreaseEpochEnd = this.blockedUntil + Math.max(1000, 1000 / Math.max(this.rate, this.tuning.minRate));
-		this.rate = Math.max(this.tuning.minRate, Math.min(this.rate, Math.max(1, accepted)) * this.tuning.decrease);
-		// The next turn keeps the new spacing from the end of the wait.
+		this.quietFrom = this.blockedUntil;
 		this.nextAt = Math.max(this.nextAt, this.blockedUntil);
 		return true;
 	}
@@ -241,8 +289,11 @@ export class Pacer {
 		return this.state.lastLimitedAt < grantedAt;
 	}
 
-	/** Waits for this request's turn (at once while nothing is paced and nobody on the credential waits). */
-	async acquire(sleep: Sleep, cls: PaceClass): Promise<void> {
+	/**
+	 * Waits for this request's turn (at once while nothing is paced and nobody on the credential waits). `age`: how old
+	 * what it serves is (epoch ms; a poll: its task's submission), its place within its class; default now.
+	 */
+	async acquire(sleep: Sleep, cls: PaceClass, age?: number): Promise<void> {
 		const now = this.clock();
 		this.lastUsed = now;
 		const state = this.state;
@@ -254,10 +305,10 @@ export class Pacer {
 		}
 		this.stats.waitedTurns++;
 		await new Promise<void>((resolve, reject) => {
-			const waiter: Waiter = { priority: PRIORITY[cls], seq: state.seq++, resolve, reject };
-			// Sorted by priority, then arrival; a new waiter goes after its equals.
+			const waiter: Waiter = { priority: PRIORITY[cls], age: age ?? now, seq: state.seq++, resolve, reject };
+			// Sorted by priority, then age, then arrival; a new waiter goes after its equals.
 			let at = this.queue.length;
-			while (at > 0 && this.queue[at - 1].priority > waiter.priority) at--;
+			while (at > 0 && comesLater(this.queue[at - 1], waiter)) at--;
 			if (this.queue.length === 0) this.waitFrom = state.turns;
 			this.queue.splice(at, 0, waiter);
 			state.waiting.add(this);
@@ -324,12 +375,15 @@ export class Pacer {
 		this.state.onAccepted(now);
 	}
 
-	/** A 429, and the wait retry.ts decided for it: everyone on the credential waits that long; the rate drops once per wait. */
-	onLimited(waitMs: number): void {
+	/**
+	 * A 429, the wait retry.ts decided for it (the refused request waits it itself), and when the request's turn was
+	 * granted: the rate drops, once per overshoot (PaceState.onLimited).
+	 */
+	onLimited(waitMs: number, grantedAt?: number): void {
 		const now = this.clock();
 		this.lastUsed = now;
 		this.stats.limited++;
-		if (this.state.onLimited(now, waitMs)) this.stats.decreases++;
+		if (this.state.onLimited(now, waitMs, grantedAt)) this.stats.decreases++;
 	}
 
 	/**

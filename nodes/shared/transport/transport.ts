@@ -77,6 +77,11 @@ interface GatewayRequest {
 	 */
 	pace?: PaceClass;
 	turnTaken?: number;
+	/**
+	 * How old what the request serves is (epoch ms), for its place among its class in the pace: a status poll is as
+	 * old as its task, so the task most likely finished is asked first. Default: when it asks.
+	 */
+	paceAge?: number;
 	/** Epoch ms after which a 429 is not waited out any more (an item's Max Wait); default: maxRateLimitedMs. */
 	deadline?: number;
 }
@@ -149,8 +154,8 @@ export function pacerFor(ctx: GatewayFunctions): Pacer | undefined {
  * its gate (holdLane: so the pace, not the gate's arrival order, decides who goes next) and passed on as `turnTaken`;
  * a 429 in between makes the request ask again.
  */
-async function paceTurn(ctx: GatewayFunctions, pace: PaceClass): Promise<number> {
-	await pacerFor(ctx)?.acquire(async (ms) => await waitFor(ctx, ms), pace);
+async function paceTurn(ctx: GatewayFunctions, pace: PaceClass, age?: number): Promise<number> {
+	await pacerFor(ctx)?.acquire(async (ms) => await waitFor(ctx, ms), pace, age);
 	return Date.now();
 }
 
@@ -163,8 +168,9 @@ export async function holdLane<T>(
 	lane: Lane,
 	pace: PaceClass,
 	work: (turnTaken: number) => Promise<T>,
+	age?: number,
 ): Promise<T> {
-	const turnTaken = await paceTurn(ctx, pace);
+	const turnTaken = await paceTurn(ctx, pace, age);
 	return await lane.gate(async () => await work(turnTaken));
 }
 
@@ -179,7 +185,8 @@ async function inLane<T>(
 	const { lane } = request;
 	if (!lane) return await work(request);
 	const itemIndex = request.itemIndex ?? lane.itemIndex;
-	return await holdLane(ctx, lane, paceOf(request), async (turnTaken) => await work({ ...request, itemIndex, turnTaken }));
+	const pace = paceOf(request);
+	return await holdLane(ctx, lane, pace, async (turnTaken) => await work({ ...request, itemIndex, turnTaken }), request.paceAge);
 }
 
 interface FailureCause {
@@ -259,6 +266,7 @@ interface AttemptSpec {
 	manualRedirect?: boolean;
 	pace: PaceClass;
 	turnTaken?: number;
+	paceAge?: number;
 	deadline?: number;
 }
 
@@ -300,13 +308,17 @@ async function withRetries(
 
 	for (let attempt = 1; ; attempt++) {
 		let response: IN8nHttpFullResponse;
+		// When this attempt's turn in the pace was granted: a 429 to a request sent before the pace last slowed down
+		// does not slow it again (pacer.ts).
+		let grantedAt = spec.turnTaken ?? Date.now();
 		try {
 			if (pacer) {
 				// A turn taken before the gate holds unless a 429 came since; asking again then, the request goes first
 				// (it holds a lane of the gate: behind the others it would keep them from using their turns).
 				const ahead = attempt > 1 || spec.turnTaken !== undefined;
 				if (!(attempt === 1 && spec.turnTaken !== undefined && pacer.turnHolds(spec.turnTaken))) {
-					await pacer.acquire(sleep, ahead ? 'retry' : spec.pace);
+					await pacer.acquire(sleep, ahead ? 'retry' : spec.pace, spec.paceAge);
+					grantedAt = Date.now();
 				}
 			}
 			response = await perform();
@@ -382,10 +394,11 @@ async function withRetries(
 			limited++;
 			const delay = rateLimitedDelay({ limited, retryAfterMs, remainingMs: deadline - Date.now(), policy: spec.policy });
 			if (delay !== undefined) {
-				// The pace slows at once; the log line (which may read the credential to mask the path) after it.
-				pacer?.onLimited(delay);
+				// The pace slows at once; the log line (which may read the credential to mask the path) after it. The
+				// refused request itself waits its Retry-After, then asks for a turn first in line.
+				pacer?.onLimited(delay, grantedAt);
 				ctx.logger.warn(`Gen Gateway: ${await label()} answered 429; retry ${attempt + 1} in ${delay} ms`);
-				if (!pacer) await waitFor(ctx, delay);
+				await waitFor(ctx, delay);
 				continue;
 			}
 		} else if (verdict === 'retry') {
@@ -454,6 +467,7 @@ async function send(
 		manualRedirect: request.manualRedirect,
 		pace: paceOf(request),
 		turnTaken: request.turnTaken,
+		paceAge: request.paceAge,
 		deadline: request.deadline,
 	};
 	let self = ctx;
