@@ -14,6 +14,8 @@ import { sendPaidChatRequest } from './paidRequest';
 import { maxAnswerBytes } from './stream/answerBound';
 import type { StreamAssembler } from './stream/assembler';
 import { PARTIAL_CONTENT } from '../shared/transport/streamErrors';
+import { redactDeep } from '../shared/transport/redaction';
+import { credentialSecrets } from '../shared/transport/transport';
 
 /** What differs between the two chat operations; `runChatOperation` does the rest the same way for both. */
 export interface ChatOperation {
@@ -70,7 +72,9 @@ async function runChatOperation(
 		timeoutMs: timeoutMsOf(options.timeout),
 		stream,
 	});
-	return replyJson(ctx, response, operation.reply(response), {
+	// The answer was masked as it came; the reply joins its parts (two `output_text` parts may each hold half a key).
+	const reply = redactDeep(operation.reply(response), await credentialSecrets(ctx));
+	return replyJson(ctx, response, reply, {
 		simplify,
 		jsonOutput: options.jsonOutput === true,
 		itemIndex,

@@ -13,7 +13,8 @@ import { redactedAssembler, StreamEventError } from '../GenGatewayChat/stream/as
 import type { StreamAssembler } from '../GenGatewayChat/stream/assembler';
 import { TIMEOUT_ADVICE } from '../shared/descriptions/timeoutOption';
 import { recall, remember, keptError } from '../shared/run/guardMemory';
-import { guardKey, guardScope } from '../shared/run/submissionGuard';
+import { guardScope, guardSlot } from '../shared/run/submissionGuard';
+import type { GuardSlot } from '../shared/run/submissionGuard';
 import { rejectErrorAnswer } from '../shared/transport/answerError';
 import { asNodeError, redact } from '../shared/transport/errors';
 import { idleWatch } from '../shared/transport/idleWatch';
@@ -61,31 +62,56 @@ function retryPolicy(settings: CompletionSettings): Partial<RetryPolicy> {
 	return { maxAttempts: retries + 1, maxRateLimitedRetries: retries };
 }
 
-/** How many calls each supplied model (one per try of the root node and item: n8n supplies it anew) has made. */
-const callsMade = new WeakMap<object, number>();
+/** FNV-1a with two seeds (64 bits): a short name for a conversation, never mistaken for another one. */
+function fingerprint(text: string): string {
+	let a = 0x811c9dc5;
+	let b = 0x01000193 ^ text.length;
+	for (let i = 0; i < text.length; i++) {
+		const code = text.charCodeAt(i);
+		a = Math.imul(a ^ code, 0x01000193);
+		b = Math.imul(b ^ code, 0x5bd1e995);
+	}
+	return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
+}
+
+/** The root node the model serves (n8n-core's supply context knows it, both lines; not in n8n-workflow's types). */
+const rootNodeOf = (ctx: IExecuteFunctions) => (ctx as { parentNode?: { name?: unknown } }).parentNode?.name;
 
 /**
- * The submission guard across the root node's Retry On Fail (shared/run/submissionGuard.ts): a request whose
- * outcome was unknown is never sent again in this run of the root node. A call is known by the root node's run, its
- * item and its place among the model's calls in the try (an agent's first call, its second...), never by its body: a
- * system message with `{{ $now }}` differs on every try. Only unknown outcomes are remembered: an answered call is
- * neither reused nor held back (a retry asks it again, as the agent's steps after it depend on its answer).
+ * Where a call of the model is remembered: the root node's run (n8n gives a sub-node the root's run index) and the
+ * conversation without its system messages. A sub-node is not told which item of its root node a call serves (root
+ * nodes ask for the model with index 0, and one model may serve every item), so the conversation stands for the item;
+ * the system message, where a prompt's `{{ $now }}` usually is, is left out, so a retry's call is the same call.
+ */
+function callSlot(ctx: IExecuteFunctions, itemIndex: number, body: IDataObject) {
+	const { executionId, nodeName, runIndex } = guardScope(ctx);
+	const root = rootNodeOf(ctx);
+	const scope = { executionId, runIndex, nodeName: typeof root === 'string' ? `${root}\u0000${nodeName}` : nodeName };
+	const messages = Array.isArray(body.messages) ? (body.messages as IDataObject[]) : [];
+	const asked = messages.filter((message) => message.role !== 'system' && message.role !== 'developer');
+	return guardSlot(scope, itemIndex, `POST ${COMPLETIONS_PATH} ${fingerprint(JSON.stringify([body.model, asked]))}`);
+}
+
+/**
+ * The submission guard across the root node's Retry On Fail (shared/run/submissionGuard.ts): a call whose outcome
+ * was unknown is never sent again in this run of the root node (callSlot says which call is the same). Only unknown
+ * outcomes are remembered: an answered call is neither reused nor held back (a retry asks it again, as the agent's
+ * steps after it depend on its answer).
  */
 class UnknownOutcomeGuard {
-	private readonly key: string;
+	private readonly slot: GuardSlot;
 
 	constructor(
 		private readonly ctx: IExecuteFunctions,
 		private readonly itemIndex: number,
+		body: IDataObject,
 	) {
-		const call = (callsMade.get(ctx) ?? 0) + 1;
-		callsMade.set(ctx, call);
-		this.key = guardKey(guardScope(ctx), itemIndex, `POST ${COMPLETIONS_PATH} #${call}`);
+		this.slot = callSlot(ctx, itemIndex, body);
 	}
 
 	/** Throws when an earlier try of this run had this request's outcome unknown. */
 	check(): void {
-		const earlier = recall(this.key);
+		const earlier = recall(this.slot.run, this.slot.key);
 		if (earlier?.state !== 'unknown') return;
 		const first = earlier.error;
 		const message = `Not resubmitted: an earlier try of this item in this execution had an unknown outcome ` +
@@ -102,7 +128,7 @@ class UnknownOutcomeGuard {
 
 	/** A failed call: remembered when it may have been accepted (then never resent). */
 	failed(error: unknown): void {
-		if (!maySendAgain(error)) remember(this.key, { state: 'unknown', error: keptError(error), at: Date.now() });
+		if (!maySendAgain(error)) remember(this.slot.run, this.slot.key, { state: 'unknown', error: keptError(error), at: Date.now() });
 	}
 }
 
@@ -122,7 +148,7 @@ export async function completeChat(
 	settings: CompletionSettings,
 ): Promise<IDataObject> {
 	const ctx = asGatewayContext(supply);
-	const guard = new UnknownOutcomeGuard(ctx, settings.itemIndex);
+	const guard = new UnknownOutcomeGuard(ctx, settings.itemIndex, body);
 	guard.check();
 	try {
 		const answer = await gatewayJson<IDataObject>(ctx, {
@@ -212,7 +238,7 @@ export async function* streamChat(
 	const ctx = asGatewayContext(supply);
 	const node = ctx.getNode();
 	const { itemIndex, timeoutMs } = settings;
-	const guard = new UnknownOutcomeGuard(ctx, itemIndex);
+	const guard = new UnknownOutcomeGuard(ctx, itemIndex, body);
 	guard.check();
 	const secrets = await credentialSecrets(ctx);
 	// Read masked (the error's partialContent, the whole answer's tool calls): a key split across deltas is whole only

@@ -427,4 +427,20 @@ describe('12: a key split across two SSE deltas', () => {
 			expect(leaked(seen({ pieces, error, message: error?.message, record }))).toBe(false);
 		});
 	});
+
+	// Found by an adversarial review: each part was masked alone, then the reply joined them.
+	it.each([['output_text'], ['refusal']])('Responses: the key split across two %s parts of one answer, streamed or not', async (kind) => {
+		const field = kind === 'output_text' ? 'text' : 'refusal';
+		const answer = {
+			id: 'resp_1', object: 'response', status: 'completed', model: 'm',
+			output: [{ type: 'message', id: 'msg_1', role: 'assistant', content: SPLIT.map((part) => ({ type: kind, [field]: part })) }],
+		};
+		const frame = (type: string, data: IDataObject) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+		const whole = await serve((_req, res) => sendJson(res, 200, answer));
+		const plain = await run({ ...responses(), parameters: { ...responses().parameters, options: { streaming: 'never' } } }, whole.url);
+		expect(plain.output('Node')[0].json[kind === 'output_text' ? 'content' : 'refusal']).toBe('Your key is ***, keep it safe.');
+		await expectNoLeak(plain);
+		const streamed = await serve((_req, res) => sse(res, [frame('response.completed', { response: answer })]));
+		await expectNoLeak(await run(responses(), streamed.url));
+	});
 });

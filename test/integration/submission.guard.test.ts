@@ -191,6 +191,39 @@ describe('The memory of failed runs is bounded (issue 37, point 8)', () => {
 	});
 });
 
+describe('A run longer than the memory\'s hour keeps its entries until it ends (found by an adversarial review)', () => {
+	it('a run longer than an hour, then Retry On Fail: the early rows must not be paid again', async () => {
+		const realNow = Date.now.bind(Date);
+		let offset = 0;
+		const spy = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + offset);
+		let refused = false;
+		const server = await startScriptedServer((req, res) => {
+			const asked = (JSON.parse(req.body) as { messages: Array<{ content: string }> }).messages[0].content;
+			if (asked === 'row 2' && offset === 0) offset = 61 * 60 * 1000;
+			if (asked === 'row 3' && !refused) {
+				refused = true;
+				return sendJson(res, 400, { error: { message: 'try again' } });
+			}
+			sendJson(res, 200, { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: `ok ${asked}` }, finish_reason: 'stop' }] });
+		});
+		try {
+			await runWorkflow({
+				nodes: [{
+					name: 'Chat', type: 'genGatewayChat', credentials: true, retryOnFail: true, maxTries: 2, waitBetweenTries: 1,
+					parameters: { operation: 'message', model: { __rl: true, mode: 'id', value: 'm' }, messages: { values: [{ role: 'user', content: '={{ $json.q }}' }] }, options: { streaming: 'never' } },
+				}],
+				input: [0, 1, 2, 3].map((i) => ({ q: `row ${i}` })),
+				credentials: { baseUrl: server.url, apiKey: API_KEY },
+			});
+			const asked = postsTo(server, '/v1/chat/completions').map((r) => (JSON.parse(r.body) as { messages: Array<{ content: string }> }).messages[0].content);
+			expect(asked).toEqual(['row 0', 'row 1', 'row 2', 'row 3', 'row 3']);
+		} finally {
+			spy.mockRestore();
+			await server.close();
+		}
+	});
+});
+
 describe('A paid POST answered 500 is an unknown outcome, never resent (nodes/shared/transport/retry.ts)', () => {
 	const cases: Array<[string, string, IDataObject, string]> = [
 		['video submission', 'genGatewayVideo', generateParams('a fox'), '/v1/tasks/vendor'],

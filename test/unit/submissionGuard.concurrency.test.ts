@@ -1,32 +1,35 @@
 import { createGate } from '../../nodes/shared/run/concurrency';
-import { ENTRY_TTL_MS, guardSize, recall, remember } from '../../nodes/shared/run/guardMemory';
-import { forgetScope, guardKey } from '../../nodes/shared/run/submissionGuard';
+import { ENTRY_TTL_MS, endScope, guardSize, recall, remember } from '../../nodes/shared/run/guardMemory';
+import { forgetScope, guardSlot, runName } from '../../nodes/shared/run/submissionGuard';
 
 describe('submission guard', () => {
 	const scope = { executionId: 'e1', nodeName: 'Video', runIndex: 0 };
+	const CALL = 'POST /v1/tasks/vendor';
+	const same = (a: { run: string; key: string }, b: { run: string; key: string }) => a.run === b.run && a.key === b.key;
 
 	it('keys by execution, node, run, item and call, never by the body (a body may hold {{ $now }})', () => {
-		const call = 'POST /v1/tasks/vendor';
-		const key = guardKey(scope, 0, call);
-		expect(guardKey(scope, 0, call)).toBe(key);
-		expect(guardKey(scope, 1, call)).not.toBe(key);
-		expect(guardKey(scope, 0, 'POST /v1/chat/completions #2')).not.toBe(key);
-		expect(guardKey({ ...scope, executionId: 'e2' }, 0, call)).not.toBe(key);
-		expect(guardKey({ ...scope, nodeName: 'Other' }, 0, call)).not.toBe(key);
+		const slot = guardSlot(scope, 0, CALL);
+		expect(same(guardSlot(scope, 0, CALL), slot)).toBe(true);
+		expect(same(guardSlot(scope, 1, CALL), slot)).toBe(false);
+		expect(same(guardSlot(scope, 0, 'POST /v1/chat/completions'), slot)).toBe(false);
+		expect(same(guardSlot({ ...scope, executionId: 'e2' }, 0, CALL), slot)).toBe(false);
+		expect(same(guardSlot({ ...scope, nodeName: 'Other' }, 0, CALL), slot)).toBe(false);
 		// A new run of the node (a loop's next batch) is not a retry of the earlier one.
-		expect(guardKey({ ...scope, runIndex: 1 }, 0, call)).not.toBe(key);
+		expect(same(guardSlot({ ...scope, runIndex: 1 }, 0, CALL), slot)).toBe(false);
 	});
 
-	it('remembers, forgets a finished node, and expires old entries', () => {
+	it('remembers, forgets a finished node, and expires a failed run an hour after it ended', () => {
 		const before = guardSize();
-		const key = guardKey(scope, 0, 'POST /v1/tasks/vendor');
-		remember(key, { state: 'accepted', value: 't1', at: Date.now() });
-		remember(guardKey({ ...scope, executionId: 'other' }, 0, 'POST /v1/tasks/vendor'), { state: 'unknown', error: { message: 'r' }, at: 0 });
-		expect(recall(key)).toMatchObject({ value: 't1' });
+		const { run, key } = guardSlot(scope, 0, CALL);
+		remember(run, key, { state: 'accepted', value: 't1', at: Date.now() });
+		const other = runName({ ...scope, executionId: 'other' });
+		remember(other, key, { state: 'unknown', error: { message: 'r' }, at: 0 });
+		endScope(other, 0);
+		expect(recall(run, key)).toMatchObject({ value: 't1' });
 		forgetScope(scope);
-		expect(recall(key)).toBeUndefined();
-		// The entry of the other execution was stamped at 0: it has expired by now.
-		expect(recall('anything', ENTRY_TTL_MS + 1)).toBeUndefined();
+		expect(recall(run, key)).toBeUndefined();
+		// The other run ended at 0: an hour later it has expired.
+		expect(recall(other, key, ENTRY_TTL_MS + 1)).toBeUndefined();
 		expect(guardSize()).toBe(before);
 	});
 });

@@ -196,6 +196,21 @@ describe('identity: run_key = workflow/node/run index, item_key = item index, ne
 	});
 });
 
+describe('a Retry adopts only a task paid for the same request at the item\'s position', () => {
+	it('input in another order: the item fails naming the task, nothing is sent or claimed (found by an adversarial review)', async () => {
+		const table = newTable();
+		const orphan = await crashedRun(table, 'exec-A', 'task_fox');
+		const { ledger } = await open(table, 'exec-B', { mode: 'retry' });
+		const { send, sent } = sender();
+		const refused = submitIn(ledger, 0, { ...FOX, prompt: 'a kite' }, META, send);
+		await expect(refused).rejects.toThrow(/^Not submitted: the run this Retry takes over \(execution exec-A\) paid at item 0 for another request .*task task_fox\.$/);
+		await expect(refused).rejects.toMatchObject({ context: { task_id: 'task_fox' } });
+		await ledger.close();
+		expect(sent).toEqual([]);
+		expect(orphan).toMatchObject({ execution_id: 'exec-A', claims: 0 });
+	});
+});
+
 describe('an outcome that may have been paid is never sent again', () => {
 	it('a send with an unknown outcome leaves the row `sending`; the same execution refuses, never sends', async () => {
 		const table = newTable();
@@ -235,12 +250,12 @@ describe('an outcome that may have been paid is never sent again', () => {
 		const first = await open(table, 'exec-A');
 		await first.ledger.plan([
 			{ itemIndex: 0, meta: META },
-			{ itemIndex: 1, meta: META },
+			{ itemIndex: 1, meta: { ...META, prompt: hare.prompt } },
 		]);
 		await first.ledger.close();
 		// The worker died after item 0's accepted write named item 1's row, before item 1's answer was recorded.
 		const [before, sent] = table.rows;
-		Object.assign(before, { state: 'accepted', task_id: 'task_0', detail: JSON.stringify({ next_row: sent.id }) });
+		Object.assign(before, { state: 'accepted', task_id: 'task_0', detail: JSON.stringify({ ...JSON.parse(String(before.detail)), next_row: sent.id }) });
 		for (const [executionId, mode] of [['exec-A', 'manual'], ['exec-B', 'retry']]) {
 			const { ledger } = await open(table, executionId, { mode });
 			const posts = sender('task_new');

@@ -48,3 +48,30 @@ export function takenByAnother(ctx: IExecuteFunctions, itemIndex: number, row: L
 		),
 	);
 }
+
+/**
+ * On a Retry, the crashed run paid at this item's position for another request (its input came in another order, or
+ * the prompt changed): neither paid again nor handed the other request's video.
+ */
+export function anotherRequest(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	row: LedgerRow,
+	paid: { model: string; prompt: string },
+): NodeOperationError {
+	const error = new NodeOperationError(
+		ctx.getNode(),
+		`Not submitted: the run this Retry takes over (execution ${row.execution_id}) paid at item ${itemIndex} for ` +
+			`another request (model ${paid.model}, prompt "${paid.prompt.slice(0, 80)}")` +
+			(row.task_id ? `, task ${row.task_id}.` : '.'),
+		{
+			itemIndex,
+			description:
+				"Nothing was sent, and that task is not given to this item: it may be another item's video. The Recover " +
+				'operation lists it (with its prompt) for Wait for Completion. To pay for this item\'s prompt, run the ' +
+				'workflow again rather than Retry.',
+		},
+	);
+	if (row.task_id) error.context.task_id = row.task_id;
+	return itemOnly(error);
+}

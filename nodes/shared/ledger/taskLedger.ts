@@ -4,7 +4,7 @@ import type { Lane } from '../transport/lane';
 import { abortableSleep } from '../transport/wait';
 import { waitFor } from '../transport/transport';
 import { maySendAgain } from '../transport/retry';
-import { takenByAnother, unknownOutcome } from './ledgerErrors';
+import { anotherRequest, takenByAnother, unknownOutcome } from './ledgerErrors';
 import { BY_CLAIM, BY_ID, detailOf, eq, inFlight, LedgerTable, sentAfter } from './ledgerTable';
 import type { LedgerRow, LedgerState, RowChange } from './ledgerTable';
 
@@ -20,6 +20,9 @@ import type { LedgerRow, LedgerState, RowChange } from './ledgerTable';
  * `accepted` state names the next task's row as sent after it), a lease renewal every LEASE_MS / 3 while the run
  * lasts, and one write when it ends (the leases let go).
  */
+
+/** The prompt's first characters a row records (what Recover shows, and what a Retry compares). */
+const PROMPT_KEPT = 200;
 
 /** A holder that stops renewing is taken for dead after this long; it renews every third of it. */
 export const LEASE_MS = 60_000;
@@ -145,7 +148,7 @@ export class TaskLedger {
 			node_name: this.scope.nodeName,
 			item_index: itemIndex,
 			model: meta.model,
-			prompt: meta.prompt.slice(0, 200),
+			prompt: meta.prompt.slice(0, PROMPT_KEPT),
 		};
 		return {
 			workflow_id: this.scope.workflowId,
@@ -196,7 +199,7 @@ export class TaskLedger {
 		const own = this.rows.find((row) => mine(row) && this.mayHaveBeenSent(row, named));
 		if (own) return this.resumed(itemIndex, own, named);
 		if (this.scope.retry) {
-			const adopted = await this.adopt(itemIndex);
+			const adopted = await this.adopt(itemIndex, meta);
 			if (adopted) return adopted;
 		}
 		const planned = this.rows.find((row) => mine(row) && row.state === 'planned');
@@ -360,8 +363,12 @@ export class TaskLedger {
 		return { taskId: row.task_id, resumed: true, acceptedAt: Number.isFinite(submittedAt) ? submittedAt : Date.now() };
 	}
 
-	/** On a Retry: a dead run's row of the same item, claimed by compare-and-set. */
-	private async adopt(itemIndex: number): Promise<LedgerSubmission | undefined> {
+	/**
+	 * On a Retry: a dead run's row of the same item, claimed by compare-and-set, when it paid for the same model and
+	 * prompt (as far as the row records it). Another execution's input may come in another order: a row of another
+	 * request fails the item (nothing paid, nobody handed another item's video).
+	 */
+	private async adopt(itemIndex: number, meta: SubmissionMeta): Promise<LedgerSubmission | undefined> {
 		const named = sentAfter(this.rows);
 		const candidates = this.rows
 			.filter((row) => sameItem(row, itemIndex) && row.execution_id !== this.scope.executionId)
@@ -375,6 +382,11 @@ export class TaskLedger {
 				continue;
 			}
 			if (await handedOn(this.ctx, row)) continue;
+			const paid = detailOf(row);
+			const paidFor = { model: String(paid.model ?? ''), prompt: String(paid.prompt ?? '') };
+			if (paidFor.model !== meta.model || paidFor.prompt !== meta.prompt.slice(0, PROMPT_KEPT)) {
+				throw anotherRequest(this.ctx, itemIndex, row, paidFor);
+			}
 			const [claimed] = await this.table.update(BY_CLAIM, { id: row.id, claims: row.claims }, {
 				execution_id: this.scope.executionId,
 				claims: row.claims + 1,

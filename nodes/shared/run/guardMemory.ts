@@ -1,11 +1,16 @@
 /**
- * The submission guard's memory (submissionGuard.ts): what a retry of a paid request needs, per key, in this process,
- * bounded in time, count and bytes. Only the runs that failed while a retry may still come keep anything; every
- * write sweeps what has expired (not only a later lookup: a process that stops paying would otherwise keep it all).
+ * The submission guard's memory (submissionGuard.ts): what a retry of a paid request needs, per run of a node (its
+ * scope) and key, in this process, bounded in time, count and bytes.
  *
- * When the bytes run over, the oldest entries give up their bulk first: an accepted answer becomes `dropped` (known
- * as paid, never sent again, but no longer reusable), an unknown outcome keeps its message and small details only.
- * When the count runs over, the oldest entries go whole.
+ * A run that is still going is never touched: its entries are what stops its own items from paying twice. Bounds act
+ * on runs that ended where a retry may still come (`endScope`), oldest ended first:
+ * - time: ENTRY_TTL_MS after the run ended (a run never ended, such as the Chat Model's calls, which have no end of
+ *   their own: LIVE_TTL_MS after its last write);
+ * - bytes: their large answers are let go (an accepted answer becomes `dropped`: known as paid, never sent again, no
+ *   longer reusable; an unknown outcome keeps its message and small details); small entries (a video's task id and
+ *   request) are always kept whole;
+ * - count: their oldest runs go whole.
+ * Every write sweeps (not only a later lookup: a process that stops paying would otherwise keep it all).
  */
 
 /** What a failed try's error leaves for the retry's "Not resubmitted" error: its message and details. */
@@ -21,13 +26,17 @@ export type GuardEntry =
 	| { state: 'dropped'; at: number }
 	| { state: 'unknown'; error: KeptError; at: number };
 
-/** Longer than the longest wait (30 min) plus n8n's longest retry pause (5 min). */
+/** After a run ended: longer than the longest wait (30 min) plus n8n's longest retry pause (5 min). */
 export const ENTRY_TTL_MS = 60 * 60 * 1000;
-/** Answers and error details kept for retries, in all (about: strings count by their length). */
+/** A run that never said it ended, after its last write. */
+export const LIVE_TTL_MS = 6 * 60 * 60 * 1000;
+/** Answers and error details kept for retries of ended runs, in all (about: strings count by their length). */
 export const MAX_KEPT_BYTES = 64 * 1024 * 1024;
-/** Entries kept in all (one per paid item of a run that failed and may be retried). */
-export const MAX_ENTRIES = 10_000;
-/** A detail string longer than this goes first when the bytes run over. */
+/** Entries kept for retries of ended runs, in all (one per paid item). */
+export const MAX_ENTRIES = 100_000;
+/** An entry this small is never slimmed: a video's task id and request, an error's message. */
+const SMALL_ENTRY_BYTES = 64 * 1024;
+/** A detail string longer than this goes when an unknown outcome is slimmed. */
 const SMALL_DETAIL_CHARS = 1024;
 
 interface Stored {
@@ -35,9 +44,19 @@ interface Stored {
 	bytes: number;
 }
 
-/** Insertion order is age order: a key written again moves to the end (delete, then set). */
-const stored = new Map<string, Stored>();
-let keptBytes = 0;
+interface Scope {
+	entries: Map<string, Stored>;
+	bytes: number;
+	touchedAt: number;
+	/** When the run ended with a retry still possible; unset while it runs. */
+	endedAt?: number;
+}
+
+/** Insertion order is age order: a scope that ends moves to the end. */
+const scopes = new Map<string, Scope>();
+/** Bytes and entries of ended scopes (what the bounds act on). */
+let endedBytes = 0;
+let endedCount = 0;
 
 /** About how many bytes a value holds: the length of its strings and buffers, 8 for anything else; no copy made. */
 export function approxBytes(value: unknown, depth = 0): number {
@@ -64,18 +83,11 @@ function sizeOf(entry: GuardEntry): number {
 	return 0;
 }
 
-function put(key: string, entry: GuardEntry): void {
-	remove(key);
-	const bytes = sizeOf(entry);
-	stored.set(key, { entry, bytes });
-	keptBytes += bytes;
-}
-
-function remove(key: string): void {
-	const earlier = stored.get(key);
-	if (!earlier) return;
-	keptBytes -= earlier.bytes;
-	stored.delete(key);
+function settle(scope: Scope, bytesDelta: number, countDelta: number): void {
+	scope.bytes += bytesDelta;
+	if (scope.endedAt === undefined) return;
+	endedBytes += bytesDelta;
+	endedCount += countDelta;
 }
 
 /** The entry with its bulk let go: an accepted answer dropped, an error's long details cut. */
@@ -86,59 +98,103 @@ function slimmed(entry: GuardEntry): GuardEntry {
 	return { ...entry, error: { ...entry.error, context: Object.fromEntries(small) } };
 }
 
-/** A full look for expired entries costs one step per entry: with many, at most once a second. */
-const SMALL_MEMORY = 1000;
+function dropScope(name: string): void {
+	const scope = scopes.get(name);
+	if (!scope) return;
+	settle(scope, -scope.bytes, -scope.entries.size);
+	scopes.delete(name);
+}
+
+const expired = (scope: Scope, now: number) =>
+	scope.endedAt !== undefined ? now - scope.endedAt > ENTRY_TTL_MS : now - scope.touchedAt > LIVE_TTL_MS;
+
+/** A full look at every scope costs a step each: with many, at most once a second. */
 let lastFullSweep = 0;
 
-/** Expired entries go; then, oldest first, bulk until the bytes fit, whole entries until the count fits. */
-function sweep(now: number = Date.now()): void {
-	if (stored.size <= SMALL_MEMORY || Math.abs(now - lastFullSweep) >= 1000) {
+/** Expired runs go; then, oldest ended first, large answers until the bytes fit, whole runs until the count fits. */
+function sweep(now: number): void {
+	if (scopes.size <= 1000 || Math.abs(now - lastFullSweep) >= 1000) {
 		lastFullSweep = now;
-		for (const [key, { entry }] of stored) if (now - entry.at > ENTRY_TTL_MS) remove(key);
+		for (const [name, scope] of scopes) if (expired(scope, now)) dropScope(name);
 	}
-	for (const [key, { entry, bytes }] of stored) {
-		if (keptBytes <= MAX_KEPT_BYTES) break;
-		if (bytes === 0) continue;
-		const slim = slimmed(entry);
-		const slimBytes = sizeOf(slim);
-		keptBytes += slimBytes - bytes;
-		stored.set(key, { entry: slim, bytes: slimBytes });
+	for (const scope of scopes.values()) {
+		if (endedBytes <= MAX_KEPT_BYTES) break;
+		if (scope.endedAt === undefined) continue;
+		for (const [key, { entry, bytes }] of scope.entries) {
+			if (bytes <= SMALL_ENTRY_BYTES) continue;
+			const slim = slimmed(entry);
+			const slimBytes = sizeOf(slim);
+			scope.entries.set(key, { entry: slim, bytes: slimBytes });
+			settle(scope, slimBytes - bytes, 0);
+		}
 	}
-	for (const key of stored.keys()) {
-		if (stored.size <= MAX_ENTRIES) break;
-		remove(key);
+	for (const [name, scope] of scopes) {
+		if (endedCount <= MAX_ENTRIES) break;
+		if (scope.endedAt !== undefined) dropScope(name);
 	}
 }
 
-export function recall(key: string, now: number = Date.now()): GuardEntry | undefined {
+export function recall(scopeName: string, key: string, now: number = Date.now()): GuardEntry | undefined {
 	sweep(now);
-	const entry = stored.get(key)?.entry;
-	if (entry && now - entry.at > ENTRY_TTL_MS) {
-		remove(key);
-		return undefined;
+	return scopes.get(scopeName)?.entries.get(key)?.entry;
+}
+
+/** Writes an entry of a run; the run is going (again: a retry's write makes an ended run live). */
+export function remember(scopeName: string, key: string, entry: GuardEntry, now: number = Date.now()): void {
+	let scope = scopes.get(scopeName);
+	if (!scope) scopes.set(scopeName, (scope = { entries: new Map(), bytes: 0, touchedAt: now }));
+	if (scope.endedAt !== undefined) {
+		endedBytes -= scope.bytes;
+		endedCount -= scope.entries.size;
+		scope.endedAt = undefined;
 	}
-	return entry;
+	scope.touchedAt = now;
+	const earlier = scope.entries.get(key);
+	const bytes = sizeOf(entry);
+	scope.entries.set(key, { entry, bytes });
+	settle(scope, bytes - (earlier?.bytes ?? 0), earlier ? 0 : 1);
+	sweep(now);
 }
 
-export function remember(key: string, entry: GuardEntry): void {
-	put(key, entry);
-	sweep();
+export function forget(scopeName: string, key: string): void {
+	const scope = scopes.get(scopeName);
+	const earlier = scope?.entries.get(key);
+	if (!scope || !earlier) return;
+	scope.entries.delete(key);
+	settle(scope, -earlier.bytes, -1);
 }
 
-export function forget(key: string): void {
-	remove(key);
+/** The run ended and a retry may come: its entries count against the bounds from now, and expire ENTRY_TTL_MS on. */
+export function endScope(scopeName: string, now: number = Date.now()): void {
+	const scope = scopes.get(scopeName);
+	if (!scope || scope.endedAt !== undefined) return;
+	scopes.delete(scopeName);
+	scopes.set(scopeName, scope);
+	scope.endedAt = now;
+	endedBytes += scope.bytes;
+	endedCount += scope.entries.size;
+	sweep(now);
 }
 
-/** Drops every entry whose key starts with `prefix` (one run of one node). */
-export function forgetPrefix(prefix: string): void {
-	for (const key of [...stored.keys()]) if (key.startsWith(prefix)) remove(key);
+/** Drops everything of one run of a node: no retry can come for it. */
+export function forgetScope(scopeName: string): void {
+	dropScope(scopeName);
 }
 
-/** How many entries, and about how many bytes, the memory holds (tests and the bench read it). */
+/** How many entries, and about how many bytes, the memory holds (tests read it). */
 export function guardSize(): number {
-	return stored.size;
+	let count = 0;
+	for (const scope of scopes.values()) count += scope.entries.size;
+	return count;
 }
 
 export function guardBytes(): number {
-	return keptBytes;
+	let bytes = 0;
+	for (const scope of scopes.values()) bytes += scope.bytes;
+	return bytes;
+}
+
+/** Bytes of runs that ended where a retry may come: what MAX_KEPT_BYTES bounds. */
+export function endedGuardBytes(): number {
+	return endedBytes;
 }

@@ -2,7 +2,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { maySendAgain } from '../transport/retry';
-import { forget, forgetPrefix, keptError, recall, remember } from './guardMemory';
+import { endScope, forget, forgetScope as forgetRun, keptError, recall, remember } from './guardMemory';
 import type { GuardEntry } from './guardMemory';
 
 /**
@@ -53,16 +53,22 @@ export function guardScope(ctx: IExecuteFunctions): GuardScope {
 	return scope;
 }
 
-const scopePrefix = (scope: GuardScope) => `${scope.executionId}\u0000${scope.nodeName}\u0000${scope.runIndex}\u0000`;
+/** One run of one node, as the guard's memory names it. */
+export const runName = (scope: GuardScope) => `${scope.executionId}\u0000${scope.nodeName}\u0000${scope.runIndex}`;
 
-/** The key of one paid call of an item in one run of a node: `call` names which (e.g. "POST /v1/tasks/vendor"). */
-export function guardKey(scope: GuardScope, itemIndex: number, call: string): string {
-	return `${scopePrefix(scope)}${itemIndex}\u0000${call}`;
+/** Where one paid call of an item in one run of a node is remembered: `call` names which ("POST /v1/tasks/vendor"). */
+export interface GuardSlot {
+	run: string;
+	key: string;
+}
+
+export function guardSlot(scope: GuardScope, itemIndex: number, call: string): GuardSlot {
+	return { run: runName(scope), key: `${itemIndex}\u0000${call}` };
 }
 
 /** Drops everything of one run of a node: no retry can come for it. */
 export function forgetScope(scope: GuardScope): void {
-	forgetPrefix(scopePrefix(scope));
+	forgetRun(runName(scope));
 }
 
 interface GuardedRequest<T> {
@@ -120,11 +126,11 @@ type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
  */
 export async function submitOnce<T>(ctx: IExecuteFunctions, guarded: GuardedRequest<T>): Promise<GuardedResult<T>> {
 	const { itemIndex } = guarded;
-	const key = guardKey(guarded.scope ?? guardScope(ctx), itemIndex, guarded.what);
-	const earlier = recall(key);
+	const { run, key } = guardSlot(guarded.scope ?? guardScope(ctx), itemIndex, guarded.what);
+	const earlier = recall(run, key);
 	if (earlier?.state === 'accepted') return { value: earlier.value as T, resumed: true, acceptedAt: earlier.at };
 	if (earlier) throw notResubmitted(ctx, guarded, earlier);
-	remember(key, { state: 'sending', at: Date.now() });
+	remember(run, key, { state: 'sending', at: Date.now() });
 	let outcome: Outcome<T>;
 	try {
 		outcome = { ok: true, value: await guarded.send() };
@@ -132,12 +138,12 @@ export async function submitOnce<T>(ctx: IExecuteFunctions, guarded: GuardedRequ
 		outcome = { ok: false, error };
 	}
 	if (!outcome.ok) {
-		if (maySendAgain(outcome.error)) forget(key);
-		else remember(key, { state: 'unknown', error: keptError(outcome.error), at: Date.now() });
+		if (maySendAgain(outcome.error)) forget(run, key);
+		else remember(run, key, { state: 'unknown', error: keptError(outcome.error), at: Date.now() });
 		throw outcome.error;
 	}
 	const acceptedAt = Date.now();
-	remember(key, { state: 'accepted', value: outcome.value, at: acceptedAt });
+	remember(run, key, { state: 'accepted', value: outcome.value, at: acceptedAt });
 	return { value: outcome.value, resumed: false, acceptedAt };
 }
 
@@ -146,10 +152,10 @@ export async function submitOnce<T>(ctx: IExecuteFunctions, guarded: GuardedRequ
  * e.g. when it began waiting for a task, so that a retry waits only what is left of the maximum wait.
  */
 export function firstSeen(ctx: IExecuteFunctions, itemIndex: number, what: string, now: number = Date.now()): number {
-	const key = guardKey(guardScope(ctx), itemIndex, `first seen: ${what}`);
-	const earlier = recall(key, now);
+	const { run, key } = guardSlot(guardScope(ctx), itemIndex, `first seen: ${what}`);
+	const earlier = recall(run, key, now);
 	if (earlier?.state === 'accepted' && typeof earlier.value === 'number') return earlier.value;
-	remember(key, { state: 'accepted', value: now, at: now });
+	remember(run, key, { state: 'accepted', value: now, at: now });
 	return now;
 }
 
@@ -159,14 +165,16 @@ const mayBeRetried = (ctx: IExecuteFunctions) => ctx.getNode().retryOnFail === t
 /**
  * Called when a node's run ended with output: with no error item no retry can come, so its memory goes. n8n's Retry
  * On Fail also re-runs a node whose first output item holds `json.error` (Continue On Fail): the memory is kept then,
- * so the retry reuses accepted work; it expires on its own.
+ * so the retry reuses accepted work, and expires ENTRY_TTL_MS after this end (guardMemory.ts).
  */
 export function releaseSubmissions(ctx: IExecuteFunctions, output: INodeExecutionData[], scope?: GuardScope): void {
-	if (mayBeRetried(ctx) && output.some((item) => item.json.error !== undefined)) return;
-	forgetScope(scope ?? guardScope(ctx));
+	const run = scope ?? guardScope(ctx);
+	if (mayBeRetried(ctx) && output.some((item) => item.json.error !== undefined)) endScope(runName(run));
+	else forgetScope(run);
 }
 
-/** Called when a node's run failed: without Retry On Fail nothing can reuse its memory, so it goes at once. */
+/** Called when a node's run failed: kept for a retry (Retry On Fail), else nothing can reuse it and it goes at once. */
 export function releaseFailedRun(ctx: IExecuteFunctions): void {
-	if (!mayBeRetried(ctx)) forgetScope(guardScope(ctx));
+	if (mayBeRetried(ctx)) endScope(runName(guardScope(ctx)));
+	else forgetScope(guardScope(ctx));
 }

@@ -1,0 +1,91 @@
+/**
+ * The Chat Model's call identity (completionCall.ts, callSlot), on n8n-core's engine with root nodes that ask for the
+ * model as n8n's LangChain roots do (test/support/modelRoot.ts): the root's run and the conversation without its
+ * system messages, never a call's position. Found by an adversarial review of issue 37 (each failed with the first
+ * fix, which keyed a call by supplyData's index and its number on the supplied model): root nodes pass index 0 (it is
+ * not the root's item), the Basic LLM Chain asks for the model once per item, an agent shares one model across items,
+ * and two root nodes can share one Chat Model.
+ */
+import { sendJson, startScriptedServer, postsTo } from '../support/scriptedServer';
+import { rootOutput, runWithModel } from '../support/modelRoot';
+
+const API_KEY = 'sk-attack-model-1234567890';
+const completion = (text: string) => ({
+	id: 'c', object: 'chat.completion', created: 1, model: 'gpt-4o-mini',
+	choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+});
+const askedOf = (body: string) => (JSON.parse(body) as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
+
+/** The first POST is answered 500 (an unknown outcome: may have been charged); every other one is answered. */
+const firstFails = async () => {
+	let posts = 0;
+	return await startScriptedServer((req, res) => {
+		if (++posts === 1) return sendJson(res, 500, { error: { message: 'internal' } });
+		sendJson(res, 200, completion(`answer to ${askedOf(req.body)}`));
+	});
+};
+
+it('a chain over 3 rows (model asked per item, Continue On Fail): row 1 unknown, rows 2 and 3 are new requests', async () => {
+	const server = await firstFails();
+	try {
+		const run = await runWithModel({
+			roots: [{ name: 'Chain', parameters: { supply: 'perItem' }, settings: { continueOnFail: true } }],
+			input: [{ q: 'row one' }, { q: 'row two' }, { q: 'row three' }],
+			credentials: { baseUrl: server.url, apiKey: API_KEY },
+		});
+		const out = rootOutput(run, 'Chain');
+		console.log('chain', JSON.stringify(out, null, 1).slice(0, 1500));
+		console.log('asked', postsTo(server, '/v1/chat/completions').map((r) => askedOf(r.body)));
+		expect(postsTo(server, '/v1/chat/completions').map((r) => askedOf(r.body))).toEqual(['row one', 'row two', 'row three']);
+		expect(out[1].text).toBe('answer to row two');
+		expect(out[2].text).toBe('answer to row three');
+	} finally {
+		await server.close();
+	}
+});
+
+it('two root nodes share one Chat Model (Continue On Fail): the second root\'s first call is a new request', async () => {
+	const server = await firstFails();
+	try {
+		const run = await runWithModel({
+			roots: [
+				{ name: 'Summarise', parameters: { supply: 'once', prompt: '=summarise {{ $json.q }}' }, settings: { continueOnFail: true } },
+				{ name: 'Translate', parameters: { supply: 'once', prompt: '=translate it' }, settings: { continueOnFail: true } },
+			],
+			input: [{ q: 'a text' }],
+			credentials: { baseUrl: server.url, apiKey: API_KEY },
+		});
+		console.log('second root', JSON.stringify(rootOutput(run, 'Translate')));
+		console.log('asked', postsTo(server, '/v1/chat/completions').map((r) => askedOf(r.body)));
+		expect(postsTo(server, '/v1/chat/completions').map((r) => askedOf(r.body))).toEqual(['summarise a text', 'translate it']);
+	} finally {
+		await server.close();
+	}
+});
+
+it('agent loop (model shared by the items, as Agent V1/V2), Retry On Fail: a different number of steps in the retry pays the unknown call again', async () => {
+	const seen = new Map<string, number>();
+	const server = await startScriptedServer((req, res) => {
+		const asked = askedOf(req.body);
+		const times = (seen.get(asked) ?? 0) + 1;
+		seen.set(asked, times);
+		// Try 1: item one asks for a tool (2 calls), item two's call has an unknown outcome (500).
+		// Try 2: the model answers item one at once (LLMs are not deterministic): 1 call.
+		if (asked === 'item one') return sendJson(res, 200, completion(times === 1 ? 'TOOL' : 'done'));
+		if (asked === 'item two' && times === 1) return sendJson(res, 500, { error: { message: 'internal' } });
+		sendJson(res, 200, completion('done'));
+	});
+	try {
+		const run = await runWithModel({
+			roots: [{ name: 'Agent', parameters: { supply: 'once', agentLoop: true }, settings: { retryOnFail: true, maxTries: 2, waitBetweenTries: 1 } }],
+			input: [{ q: 'item one' }, { q: 'item two' }],
+			credentials: { baseUrl: server.url, apiKey: API_KEY },
+		});
+		const asked = postsTo(server, '/v1/chat/completions').map((r) => askedOf(r.body));
+		console.log('asked', asked, run.data.resultData.error?.message);
+		// 'item two' had an unknown outcome in try 1: it must never be sent again.
+		expect(asked.filter((a) => a === 'item two')).toHaveLength(1);
+	} finally {
+		await server.close();
+	}
+});
