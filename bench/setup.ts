@@ -37,22 +37,30 @@ export async function benchHome(mock: MockClient): Promise<BenchHome> {
 
 /**
  * A home whose copy of the package reads the download into one Buffer before storing it: the transport asks n8n's
- * HTTP helper for `arraybuffer` instead of `stream`, nothing else changes. This is what a node that does not stream
- * does, and the honest "buffers the whole body" comparison for the memory benchmark.
+ * HTTP helper for `arraybuffer` instead of `stream`, and hands the rest of the node that Buffer as a stream of one
+ * chunk (the node's download code, since the transport closes and checks streams, needs a stream to work on). This is
+ * what a node that does not stream does, and the honest "buffers the whole body" comparison for the memory benchmark.
  */
 export async function bufferedHome(mock: MockClient): Promise<BenchHome> {
 	return await homeWithCredential(mock, true);
 }
 
-const STREAM_OPTION = "encoding: stream ? 'stream' : undefined";
-const BUFFER_OPTION = "encoding: stream ? 'arraybuffer' : undefined";
+/** Each patch of the compiled transport: what must be there exactly once, and what replaces it. */
+const BUFFERED_PATCHES: Array<[string, string]> = [
+	["encoding: stream ? 'stream' : undefined", "encoding: stream ? 'arraybuffer' : undefined"],
+	[
+		'function streamResponse(response, hangUp) {\n    const body = response.body;',
+		"function streamResponse(response, hangUp) {\n    const body = Buffer.isBuffer(response.body) ? require('stream').Readable.from([response.body], { objectMode: false }) : response.body;",
+	],
+];
 
 /** Patches the home's installed copy of the package (never the checkout) into the buffering variant. */
 function makeBuffered(home: N8nHome): void {
-	const transport = path.join(installedPackageDir(home.dir), 'dist', 'nodes', 'shared', 'transport.js');
-	const source = fs.readFileSync(transport, 'utf8');
-	if (source.split(STREAM_OPTION).length !== 2) {
-		throw new Error(`bench: cannot make the buffered variant, "${STREAM_OPTION}" is not once in ${transport}`);
+	const transport = path.join(installedPackageDir(home.dir), 'dist', 'nodes', 'shared', 'transport', 'transport.js');
+	let source = fs.readFileSync(transport, 'utf8');
+	for (const [from, to] of BUFFERED_PATCHES) {
+		if (source.split(from).length !== 2) throw new Error(`bench: cannot make the buffered variant, "${from}" is not once in ${transport}`);
+		source = source.replace(from, to);
 	}
-	fs.writeFileSync(transport, source.replace(STREAM_OPTION, BUFFER_OPTION));
+	fs.writeFileSync(transport, source);
 }

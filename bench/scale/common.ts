@@ -52,6 +52,12 @@ export interface RequestCounts {
 	failed: number;
 }
 
+/** A /v1 request's kind: submit, status, list (the artifacts) or content. */
+export function requestKind(entry: LogEntry): 'submit' | 'status' | 'list' | 'content' {
+	const p = pathOf(entry);
+	return p === '/v1/tasks/vendor' ? 'submit' : p.endsWith('/content') ? 'content' : p.endsWith('/artifacts') ? 'list' : 'status';
+}
+
 export function countRequests(log: LogEntry[]): RequestCounts {
 	const v1 = log.filter((entry) => entry.path.startsWith('/v1/'));
 	const created = v1.filter((entry) => entry.method === 'POST' && pathOf(entry) === '/v1/tasks/vendor' && entry.taskId);
@@ -63,8 +69,7 @@ export function countRequests(log: LogEntry[]): RequestCounts {
 	const byKind: Record<string, number> = {};
 	for (const entry of v1) {
 		if (entry.status === 429) continue;
-		const p = pathOf(entry);
-		const kind = p === '/v1/tasks/vendor' ? 'submit' : p.endsWith('/content') ? 'content' : p.endsWith('/artifacts') ? 'list' : 'status';
+		const kind = requestKind(entry);
 		byKind[kind] = (byKind[kind] ?? 0) + 1;
 	}
 	return {

@@ -26,6 +26,27 @@ export interface ScaleConfig {
 	download: { sizeMiB: number; rounds: number };
 	/** Case 2 (queue mode) only with SCALE_QUEUE=1. */
 	queue: { executions: number; itemsPerExecution: number; taskSeconds: number; rateLimit: number; workers: number; concurrency: number };
+	/**
+	 * Case 2's pace (issue 39), only with SCALE_QUEUE=1 or SCALE_ONLY=queuePace: `executions` webhook executions ×
+	 * `itemsPerExecution` prompts through Generate with Wait for Completion, 2 workers, one key; nothing killed.
+	 */
+	queuePace: QueuePaceCase;
+}
+
+export interface QueuePaceCase {
+	executions: number;
+	itemsPerExecution: number;
+	taskSeconds: number;
+	spreadSeconds: number;
+	rateLimit: number;
+	/** Each of the 2 workers' `--concurrency`. */
+	concurrency: number;
+}
+
+/** The queue pace case as one batch of N = executions × itemsPerExecution prompts (for its prompts and floor). */
+export function queuePaceBatch(spec: QueuePaceCase): BatchCase {
+	const { executions, itemsPerExecution, taskSeconds, spreadSeconds, rateLimit } = spec;
+	return { items: executions * itemsPerExecution, taskSeconds, spreadSeconds, rateLimit };
 }
 
 export const FULL: ScaleConfig = {
@@ -37,6 +58,7 @@ export const FULL: ScaleConfig = {
 	httpLoop: { items: 200, taskSeconds: 30, spreadSeconds: 2, rateLimit: 2, waitSeconds: 30 },
 	download: { sizeMiB: 100, rounds: 5 },
 	queue: { executions: 50, itemsPerExecution: 20, taskSeconds: 60, rateLimit: 20, workers: 2, concurrency: 5 },
+	queuePace: { executions: 10, itemsPerExecution: 40, taskSeconds: 30, spreadSeconds: 2, rateLimit: 10, concurrency: 5 },
 };
 
 export const QUICK: ScaleConfig = {
@@ -48,6 +70,7 @@ export const QUICK: ScaleConfig = {
 	httpLoop: { items: 12, taskSeconds: 5, spreadSeconds: 1, rateLimit: 2, waitSeconds: 10 },
 	download: { sizeMiB: 20, rounds: 2 },
 	queue: { executions: 6, itemsPerExecution: 5, taskSeconds: 20, rateLimit: 10, workers: 2, concurrency: 5 },
+	queuePace: { executions: 4, itemsPerExecution: 10, taskSeconds: 10, spreadSeconds: 1, rateLimit: 5, concurrency: 5 },
 };
 
 /** SCALE_QUEUE_EXECUTIONS=N: case 2 with N executions instead of 50 (its rows' labels say how many). */

@@ -6,7 +6,7 @@
 // that ended `error` or `crashed` is then retried through n8n's REST API as the editor's Retry button does. Every
 // prompt should be submitted once (0 duplicates at the mock) and every task created delivered (0 lost task_ids).
 import { freePort, nodeType, type N8nServer } from '../../test/e2e/n8n';
-import { startQueueCluster } from '../../test/e2e/queue/cluster';
+import { startQueueCluster, type QueueCluster, type QueueClusterOptions } from '../../test/e2e/queue/cluster';
 import type { PostgresServer } from '../../test/e2e/queue/services';
 import { startService, type ServiceProcess } from '../../test/e2e/queue/process';
 import type { MockClient } from '../../test/mock/process';
@@ -56,10 +56,13 @@ export interface QueueRun {
 	env: Record<string, string>;
 }
 
+/** Split Out of the webhook's `body.prompts`: one item per prompt, the prompt in PROMPT_OF_ITEM. */
+export const SPLIT_PROMPTS = { name: 'One Item per Prompt', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'body.prompts', options: {} } };
+export const PROMPT_OF_ITEM = '={{ $json["body.prompts"] ?? $json.prompt }}';
+
 function queueWorkflow(credential: { id: string; name: string }, waitSeconds: number, ledger: boolean): Record<string, unknown> {
-	const split = { name: 'One Item per Prompt', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'body.prompts', options: {} } };
-	return checkLoopWorkflow('Scale: queue mode durable batch', [webhookNode(WEBHOOK_PATH), split], {
-		prompt: '={{ $json["body.prompts"] ?? $json.prompt }}',
+	return checkLoopWorkflow('Scale: queue mode durable batch', [webhookNode(WEBHOOK_PATH), SPLIT_PROMPTS], {
+		prompt: PROMPT_OF_ITEM,
 		waitSeconds,
 		credential,
 		...(ledger ? { submitOptions: { taskLedger: "={{ $('Webhook').first().json.body.ledger }}" } } : {}),
@@ -91,7 +94,7 @@ function recoverWorkflow(credential: { id: string; name: string }): Record<strin
 	return workflowOf('Scale: Recover after the crash', nodes, chainConnections(nodes));
 }
 
-const FINISHED = ['success', 'error', 'crashed', 'canceled'];
+export const FINISHED = ['success', 'error', 'crashed', 'canceled'];
 
 /** Whether SCALE_QUEUE_LEDGER asks for the ledger (default on). */
 export function queueLedger(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -104,7 +107,7 @@ export function queueLedger(env: NodeJS.ProcessEnv = process.env): boolean {
  * The workflow's executions, read in PostgreSQL (n8n's REST list pages at most 100 at a time, by cursor). Not the
  * task ledger's sub-workflow runs (mode `integrated`, the workflow's id), nor what n8n deleted.
  */
-async function executionsOf(postgres: PostgresServer, workflowId: string): Promise<Array<{ id: string; status: string }>> {
+export async function executionsOf(postgres: PostgresServer, workflowId: string): Promise<Array<{ id: string; status: string }>> {
 	const rows = await postgres.query(
 		`select id, status from execution_entity where "workflowId" = '${workflowId}' and mode <> 'integrated' and "deletedAt" is null order by id`,
 	);
@@ -114,7 +117,35 @@ async function executionsOf(postgres: PostgresServer, workflowId: string): Promi
 	});
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * test/e2e/queue's cluster (Redis, PostgreSQL, a main, a worker from its own home) and a second `n8n worker` from the
+ * worker's home, both with `--concurrency=<concurrency>`, on the mock's URL and key (one credential). The caller stops
+ * `second` before `cluster.stop()`.
+ */
+export async function startTwoWorkers(
+	mock: MockClient,
+	concurrency: number,
+	options: Pick<QueueClusterOptions, 'env' | 'extraWorkflows'>,
+): Promise<{ cluster: QueueCluster; second: ServiceProcess }> {
+	const cluster = await startQueueCluster({ baseUrl: mock.url, apiKey: mock.apiKey, workerConcurrency: concurrency, ...options });
+	try {
+		const home = cluster.workerHome;
+		const env = home.env({
+			QUEUE_HEALTH_CHECK_ACTIVE: 'true',
+			QUEUE_HEALTH_CHECK_PORT: String(await freePort()),
+			N8N_WORKER_SERVER_ADDRESS: '127.0.0.1',
+			N8N_RUNNERS_BROKER_PORT: String(await freePort()),
+		});
+		const second = startService(home.install.n8nBin, ['worker', `--concurrency=${concurrency}`], { cwd: home.dir, env });
+		await second.waitForOutput(/n8n worker is now ready|Worker ready|ready to process/i, 180_000).catch(() => sleep(15_000));
+		return { cluster, second };
+	} catch (error) {
+		await cluster.stop();
+		throw error;
+	}
+}
 
 /**
  * `env` goes to the main and both workers. On n8n 1.x the bench passes QUEUE_WORKER_MAX_STALLED_COUNT=0: 1.x's
@@ -125,10 +156,7 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 	const { executions, itemsPerExecution, taskSeconds, rateLimit, concurrency } = config.queue;
 	let workflowId = '';
 	let recoverId = '';
-	const cluster = await startQueueCluster({
-		baseUrl: mock.url,
-		apiKey: mock.apiKey,
-		workerConcurrency: concurrency,
+	const { cluster, second } = await startTwoWorkers(mock, concurrency, {
 		// The leader marks executions whose job died `crashed` every minute (default 180), so they can be retried.
 		env: { N8N_EXECUTIONS_QUEUE_RECOVERY_INTERVAL: '1', ...env },
 		extraWorkflows: (credential) => {
@@ -139,19 +167,9 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 			return [workflow, recover];
 		},
 	});
-	let second: ServiceProcess | undefined;
 	let main = cluster.main;
 	let restarted: N8nServer | undefined;
 	try {
-		const home = cluster.workerHome;
-		const secondEnv = home.env({
-			QUEUE_HEALTH_CHECK_ACTIVE: 'true',
-			QUEUE_HEALTH_CHECK_PORT: String(await freePort()),
-			N8N_WORKER_SERVER_ADDRESS: '127.0.0.1',
-			N8N_RUNNERS_BROKER_PORT: String(await freePort()),
-		});
-		second = startService(home.install.n8nBin, ['worker', `--concurrency=${concurrency}`], { cwd: home.dir, env: secondEnv });
-		await second.waitForOutput(/n8n worker is now ready|Worker ready|ready to process/i, 180_000).catch(() => sleep(15_000));
 		await mock.reset();
 		await setRateLimit(mock, rateLimit);
 		let cookie = await main.ownerSession();
@@ -288,7 +306,7 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 		);
 		return run;
 	} finally {
-		await second?.stop('SIGKILL', 0);
+		await second.stop('SIGKILL', 0);
 		await restarted?.stop();
 		await cluster.stop();
 	}
