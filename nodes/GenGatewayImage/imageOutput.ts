@@ -57,7 +57,8 @@ async function downloadImage(
 		name: fileName,
 		itemIndex,
 		...timeout,
-		open: async (range) => await downloadUrl(ctx, url, itemIndex, { headers: downloadHeaders(range) }),
+		// The node's Timeout bounds the wait for the answer to begin too (not only silence after it began).
+		open: async (range) => await downloadUrl(ctx, url, itemIndex, { headers: downloadHeaders(range), ...timeout }),
 		accept: async (head, response, totalKnown) => {
 			const secrets = await credentialSecrets(ctx);
 			return classify(ctx, head, totalKnown, {

@@ -191,6 +191,22 @@ describe('point 4: a file cut where its structure is not whole is never stored',
 		}
 	});
 
+	// Found by the property tests (properties.download): stored before, a 1-7 byte file, and a file short of its last box.
+	it.each([
+		['its first 7 bytes, too few to tell its type', FILE_A.subarray(0, 7), 'the body came without a length and ended after 7 bytes, where nothing in it shows the file ends'],
+		['4 bytes into the header of a box after moov and mdat', Buffer.concat([FILE_A, box('free', Buffer.alloc(8)).subarray(0, 4)]), `the body came without a length and ended after ${SIZE + 4} bytes, where nothing in it shows the file ends`],
+	])('an mp4 cut at %s (close-delimited) is not stored', async (_, bytes, why) => {
+		const service = await serviceWith((_req, res) => raw(res, '200 OK', ['Content-Type: video/mp4'], bytes));
+		const result = await download(service);
+		try {
+			expect(result.output()).toEqual([]);
+			expect(result.nodeError('Video')?.message).toBe(`Downloading task_fake1.mp4 failed: the body ended before the whole file arrived (${why})`);
+		} finally {
+			await result.cleanup();
+			await service.close();
+		}
+	});
+
 	it('an mp4 whose moov, mdat and the rest all arrived is stored (close-delimited)', async () => {
 		const service = await serviceWith((_req, res) => raw(res, '200 OK', ['Content-Type: video/mp4'], FILE_A));
 		try {

@@ -14,11 +14,13 @@
  * starts a byte early, names another total or `*`, carries the whole file, is cut again, or an honest one (If-Range
  * decides), of either version, a 416, or a whole-file answer. Up to three scenarios run at once on one engine.
  *
- * Found, open (a product defect: fails until fixed): a close-delimited body (no length, not chunked) that ends cleanly
- * where its structure cannot tell: cut inside its first 8 bytes (Video stores 1–7 bytes; Image stores a PNG's first
- * 7 bytes labelled image/png), or an mp4 cut at or inside the header of a box after moov and mdat (stored short).
+ * Found and fixed (each replayed failing before): a close-delimited body (no length, not chunked) that ends cleanly
+ * where its structure cannot tell: cut inside its first 8 bytes (Video stored 1–7 bytes; Image stored a PNG's first
+ * 7 bytes labelled image/png), or an mp4 cut inside the header of a box after moov and mdat (stored short).
  * FC_SEED=-1491780688 FC_PATH="11:0:0:0:0:0:0:0:1:1:3:2:2:3:3:3" and
  * FC_SEED=1556359597 FC_PATH="3:1:1:1:2:3:6:5:5:5:5:5:5:5:5:5:5" replay one of each.
+ * The one case no client can decide (docs/reliability.md): a close-delimited mp4 cut exactly where a box after moov
+ * and mdat begins is a whole, playable mp4 by every sign it gives; stored without that trailing box, it is accepted.
  */
 import fc from 'fast-check';
 import type { ServerResponse } from 'node:http';
@@ -278,6 +280,9 @@ async function violations(s: Scenario, files: Files, result: RunResult): Promise
 		for (const property of Object.keys(item.binary ?? {})) {
 			const stored = await result.readBinary(item, property);
 			const same = (['A', 'B'] as const).find((v) => files[v].equals(stored));
+			// Cut exactly before the trailing box (its 16 bytes), with no length: undecidable, see the header.
+			const beforeTrailer = (v: Version) => files[v].subarray(0, files[v].length - 16).equals(stored);
+			if (!same && !s.damaged && s.layout === 'trailingBox' && (['A', 'B'] as const).some(beforeTrailer)) continue;
 			if (item.json.error !== undefined) found.push(`item ${index} failed but holds binary ${property}`);
 			if (!same) {
 				found.push(

@@ -129,12 +129,14 @@ describe('structureOf: where a file ends by its format', () => {
 		);
 	});
 
-	it('an ISO image (AVIF) needs its meta box, an mp4 its moov and mdat; other files are not judged', () => {
+	it('an ISO image (AVIF) needs its meta and mdat boxes, an mp4 its moov and mdat; other files are not judged', () => {
 		const avifFtyp = Buffer.alloc(24);
 		avifFtyp.writeUInt32BE(24, 0);
 		avifFtyp.write('ftypavif', 4, 'latin1');
 		expect(judge(Buffer.concat([avifFtyp, box('meta', 40), box('mdat', 100)])).verdict).toBeUndefined();
-		expect(judge(avifFtyp).verdict).toBe('the image stops at byte 24 and has no meta box');
+		expect(judge(avifFtyp).verdict).toBe('the image stops at byte 24 and has no meta or mdat box');
+		// Cut after meta, before its image data (found by an adversarial review: stored as whole before).
+		expect(judge(Buffer.concat([avifFtyp, box('meta', 40)])).verdict).toBe('the image stops at byte 64 and has no mdat box');
 		expect(structureOf(Buffer.from('II*\0 tiff bytes'))).toBeUndefined();
 	});
 });

@@ -231,15 +231,14 @@ export const operation: Operation<GenerateRun> = {
 			const { taskId, resumed, acceptedAt, sent } = await submitGuarded(ctx, scope, entry, submission, ledger);
 			report.paid(itemIndex, taskId);
 			const submittedAt = new Date(acceptedAt).toISOString();
-			// The body and URLs the service got; a task adopted from a crashed run shows this run's request, and the
-			// URLs it signed, which are not the ones that task was given.
-			const request = sent ?? entry;
+			// The body and URLs the service got; none for a task adopted from a crashed run (this run sent nothing, and
+			// its own signed URLs are not the ones that task was given).
 			Object.assign(details, {
 				task_id: taskId,
 				submitted_at: submittedAt,
 				resumed,
-				request: request.body,
-				...(request.binaryUrls.length > 0 ? { binary_urls: request.binaryUrls } : {}),
+				...(sent ? { request: sent.body } : {}),
+				...(sent && sent.binaryUrls.length > 0 ? { binary_urls: sent.binaryUrls } : {}),
 				...(entry.warnings.length > 0 ? { warnings: entry.warnings } : {}),
 				...(ledger ? { ledger_table: ledger.scope.tableId } : {}),
 			});

@@ -2,7 +2,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import type { IBinaryData, IExecuteFunctions } from 'n8n-workflow';
 
 import { SNIFF_BYTES, peekStream } from './binary';
-import { contentLength, contentRange, isEncoded, resumeInfo, structureOf, validatorsOf } from './integrity';
+import { contentLength, contentRange, isEncoded, isFramed, resumeInfo, structureOf, validatorsOf } from './integrity';
 import type { FileStructure } from './integrity';
 import { forStore, readableClassOf, STORE_CHUNK_BYTES } from './largeChunks';
 import { listen } from './streamEvents';
@@ -84,6 +84,8 @@ class StoredFile {
 	etag?: string;
 	lastModified?: string;
 	resumable = false;
+	/** The last answer said where its body ends (a length, or chunked framing). */
+	private framed = true;
 	private readonly structure?: FileStructure;
 	private readonly sink: Readable;
 	private readonly done: Promise<IBinaryData>;
@@ -159,13 +161,15 @@ class StoredFile {
 		const room = this.total === undefined ? undefined : this.total - before;
 		const limits = [announced, room].filter((limit): limit is number => limit !== undefined);
 		const limit = isEncoded(response.headers) || limits.length === 0 ? undefined : Math.min(...limits);
+		this.framed = announced !== undefined || isFramed(response.headers);
 		if (whole) {
 			if (limit !== undefined && whole.length > limit) throw tooLong(limit);
 			this.append(whole);
 		} else await this.copy(forStore(response.body), limit, touch);
 		const got = this.received - before;
-		// Fewer bytes than announced, without an error. (A body the HTTP client inflated, from a server that compressed
-		// although identity was asked for, differs from its announced length too: an mp4 whose boxes all ended is whole.)
+		// Fewer bytes than announced, without an error: a framed body cut short ends with an error instead, so this is a
+		// body the HTTP client inflated (a server that compressed although identity was asked for; the client may drop
+		// its Content-Encoding): whole when its structure is.
 		if (announced !== undefined && got < announced && !this.structure?.complete()) {
 			throw new EndedEarly(`the body ended after ${got} of the ${announced} bytes announced`);
 		}
@@ -213,12 +217,19 @@ class StoredFile {
 		});
 	}
 
-	/** Why the file is not whole yet, or undefined. */
+	/**
+	 * Why the file is not whole yet, or undefined. A body that ended with the connection, without a length or chunked
+	 * framing, is whole only when its own structure shows it (an mp4's boxes, an image's end): a file of another kind,
+	 * or cut before it could be recognised, cannot be told from a cut one.
+	 */
 	missing(): string | undefined {
 		if (this.total !== undefined && this.received < this.total && !this.structure?.complete()) {
 			return `${this.received} of the ${this.total} bytes arrived`;
 		}
-		return this.structure?.verdict();
+		const verdict = this.structure?.verdict();
+		if (verdict !== undefined || this.framed) return verdict;
+		if (this.structure?.complete()) return undefined;
+		return `the body came without a length and ended after ${this.received} bytes, where nothing in it shows the file ends`;
 	}
 
 	async finish(): Promise<IBinaryData> {
@@ -282,7 +293,8 @@ export async function downloadChecked(ctx: IExecuteFunctions, spec: CheckedDownl
 		} catch (error) {
 			watch.stop();
 			response.close();
-			if (watch.fired && !ctx.getExecutionCancelSignal()?.aborted) {
+			// The socket's own idle time-out (the same Timeout) may fire a moment before the watch: a stall all the same.
+			if ((watch.fired || watch.silentMs() >= idleMs - 250) && !ctx.getExecutionCancelSignal()?.aborted) {
 				await file?.abandon();
 				throw stalled(ctx, spec, idleMs, file?.received ?? 0);
 			}

@@ -42,6 +42,11 @@ export function validatorsOf(headers: Headers): { etag?: string; lastModified?: 
 	return { etag: resumeInfo(headers).etag, lastModified: lastModified || undefined };
 }
 
+/** Whether the answer says where its body ends: a length, or chunked framing (a close alone says nothing). */
+export function isFramed(headers: Headers): boolean {
+	return contentLength(headers) !== undefined || /(^|,)\s*chunked\s*$/i.test(single(headers['transfer-encoding']) ?? '');
+}
+
 /** Whether the body was sent encoded (gzip…): its decoded bytes then differ from its announced length. */
 export function isEncoded(headers: Headers): boolean {
 	const encoding = single(headers['content-encoding'])?.trim().toLowerCase();
@@ -216,7 +221,7 @@ const PNG_END = Buffer.from('0000000049454e44ae426082', 'hex');
 export function structureOf(head: Buffer): FileStructure | undefined {
 	const type = detectMediaType(head)?.mimeType;
 	if (isIsoMedia(head)) {
-		return type?.startsWith('image/') ? new BoxWalker(['meta'], 'the image') : new BoxWalker();
+		return type?.startsWith('image/') ? new BoxWalker(['meta', 'mdat'], 'the image') : new BoxWalker();
 	}
 	switch (type) {
 		case 'image/png':

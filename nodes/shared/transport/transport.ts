@@ -332,7 +332,9 @@ async function withRetries(
 			}
 			// Which failures are retried and which are unknown outcomes: the one rule in retry.ts.
 			const verdict = failureVerdict(spec.kind, cause.code);
-			const mayRetry = verdict === 'retry';
+			const timedOut = isRequestTimeout(cause.code, errorTexts(error));
+			// The node's own Timeout ran out (its advice is set): not tried again, it would wait as long again.
+			const mayRetry = verdict === 'retry' && !(timedOut && spec.timeoutAdvice !== undefined);
 			failures++;
 			firstFailureAt ??= Date.now();
 			const delay = mayRetry
@@ -343,7 +345,6 @@ async function withRetries(
 				await waitFor(ctx, delay);
 				continue;
 			}
-			const timedOut = isRequestTimeout(cause.code, errorTexts(error));
 			throw networkError(node, {
 				...(await where()),
 				code: cause.code,
@@ -582,6 +583,9 @@ function redirectTarget(location: unknown, secrets: readonly string[]): string {
 /** What a file download adds to a plain GET: its headers (Range, If-Range…), and whether a page is refused at once. */
 interface DownloadOptions {
 	headers?: Record<string, string>;
+	/** The node's Timeout for the answer to begin (default the transport's), and how to raise it. */
+	timeoutMs?: number;
+	timeoutAdvice?: string;
 	/** The 2xx answer must be a file: JSON, HTML, text or an empty body is refused by its headers (rejectNonFile). */
 	expectFile?: boolean;
 }
@@ -625,6 +629,8 @@ export async function downloadUrl(
 			itemIndex,
 			expectFile: download.expectFile,
 			headers: { ...IDENTITY, ...download.headers },
+			timeoutMs: download.timeoutMs,
+			timeoutAdvice: download.timeoutAdvice,
 		});
 	}
 
@@ -642,7 +648,8 @@ export async function downloadUrl(
 				itemIndex,
 				stream: true,
 				policy: DEFAULT_RETRY_POLICY,
-				timeoutMs: DEFAULT_TIMEOUT_MS,
+				timeoutMs: download.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+				timeoutAdvice: download.timeoutAdvice,
 				pace: 'finish',
 			},
 			async () =>
@@ -654,7 +661,7 @@ export async function downloadUrl(
 					json: false,
 					returnFullResponse: true,
 					ignoreHttpStatusErrors: true,
-					timeout: DEFAULT_TIMEOUT_MS,
+					timeout: download.timeoutMs ?? DEFAULT_TIMEOUT_MS,
 					abortSignal: signal,
 				})) as IN8nHttpFullResponse,
 		);
