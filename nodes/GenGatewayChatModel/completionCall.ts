@@ -13,6 +13,7 @@ import { redactedAssembler, StreamEventError } from '../GenGatewayChat/stream/as
 import type { StreamAssembler } from '../GenGatewayChat/stream/assembler';
 import { TIMEOUT_ADVICE } from '../shared/descriptions/timeoutOption';
 import { recall, remember, keptError } from '../shared/run/guardMemory';
+import { fingerprint } from '../shared/run/fingerprint';
 import { guardScope, guardSlot } from '../shared/run/submissionGuard';
 import type { GuardSlot } from '../shared/run/submissionGuard';
 import { rejectErrorAnswer } from '../shared/transport/answerError';
@@ -60,18 +61,6 @@ function asGatewayContext(ctx: ISupplyDataFunctions): IExecuteFunctions {
 function retryPolicy(settings: CompletionSettings): Partial<RetryPolicy> {
 	const retries = Math.max(0, Math.floor(settings.maxRetries));
 	return { maxAttempts: retries + 1, maxRateLimitedRetries: retries };
-}
-
-/** FNV-1a with two seeds (64 bits): a short name for a conversation, never mistaken for another one. */
-function fingerprint(text: string): string {
-	let a = 0x811c9dc5;
-	let b = 0x01000193 ^ text.length;
-	for (let i = 0; i < text.length; i++) {
-		const code = text.charCodeAt(i);
-		a = Math.imul(a ^ code, 0x01000193);
-		b = Math.imul(b ^ code, 0x5bd1e995);
-	}
-	return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
 }
 
 /** The root node the model serves (n8n-core's supply context knows it, both lines; not in n8n-workflow's types). */

@@ -2,6 +2,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { maySendAgain } from '../transport/retry';
+import { fingerprint } from './fingerprint';
 import { endScope, forget, forgetScope as forgetRun, keptError, recall, remember } from './guardMemory';
 import type { GuardEntry } from './guardMemory';
 
@@ -43,11 +44,25 @@ function runIndexOf(ctx: IExecuteFunctions): number {
 
 const scopes = new WeakMap<IExecuteFunctions, GuardScope>();
 
+/**
+ * Called as an AI agent's tool, n8n gives every try of the node a new run index (and a new context), so the run index
+ * cannot tell a retry from a new call: there a call is known by the agent it serves and the tool's arguments (the
+ * item n8n gives the node), so Retry On Fail of the same call never pays again and another call is another request.
+ */
+function toolScope(ctx: IExecuteFunctions, executionId: string): GuardScope | undefined {
+	const tool = (ctx as { isToolExecution?: () => boolean }).isToolExecution;
+	if (typeof tool !== 'function' || tool.call(ctx) !== true) return undefined;
+	const agent = (ctx as { parentNode?: { name?: unknown } }).parentNode?.name;
+	const args = fingerprint(JSON.stringify(ctx.getInputData().map((item) => item.json)));
+	return { executionId, nodeName: `${ctx.getNode().name}\u0000tool\u0000${String(agent ?? '')}\u0000${args}`, runIndex: 0 };
+}
+
 /** The scope of this run of the node (read once per run: n8n gives every try a new context). */
 export function guardScope(ctx: IExecuteFunctions): GuardScope {
 	let scope = scopes.get(ctx);
 	if (!scope) {
-		scope = { executionId: ctx.getExecutionId() ?? 'manual', nodeName: ctx.getNode().name, runIndex: runIndexOf(ctx) };
+		const executionId = ctx.getExecutionId() ?? 'manual';
+		scope = toolScope(ctx, executionId) ?? { executionId, nodeName: ctx.getNode().name, runIndex: runIndexOf(ctx) };
 		scopes.set(ctx, scope);
 	}
 	return scope;

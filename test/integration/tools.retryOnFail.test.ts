@@ -1,0 +1,79 @@
+/**
+ * The package's nodes called as an AI agent's tools (usableAsTool: n8n-core's createNodeAsTool and
+ * makeHandleToolInvocation, the path of the Tools Agent, the AI Agent Tool and the MCP Server Trigger). n8n gives every
+ * Retry On Fail try of a tool a new run index, so a guard keyed by the run index paid again on every try after an
+ * unknown outcome (found by an adversarial review of issue 37): a tool call is known by its agent and its arguments
+ * (submissionGuard.ts, toolScope).
+ */
+import { postsTo, sendJson, startScriptedServer } from '../support/scriptedServer';
+import { chatTool, imageTool, runWithTool } from '../support/toolCaller';
+
+const API_KEY = 'sk-attack-tool-1234567890';
+const PNG = Buffer.from(
+	'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+	'base64',
+);
+const model = (value: string) => ({ __rl: true, mode: 'id', value });
+const imageParams = { operation: 'generate', model: model('img-1'), prompt: 'a lighthouse', toolDescription: 'make an image' };
+const chatParams = {
+	operation: 'message',
+	model: model('gpt-4o-mini'),
+	messages: { values: [{ role: 'user', content: 'hello' }] },
+	options: { streaming: 'never' },
+	toolDescription: 'chat',
+};
+const RETRY = { retryOnFail: true, maxTries: 3, waitBetweenTries: 1 };
+
+const outputOf = (run: Awaited<ReturnType<typeof runWithTool>>) =>
+	run.data.resultData.runData.Caller?.[0]?.data?.main?.[0]?.[0]?.json;
+
+it('baseline: the Image tool generates once when the service answers', async () => {
+	const server = await startScriptedServer((_req, res) =>
+		sendJson(res, 200, { created: 1, data: [{ b64_json: PNG.toString('base64') }] }),
+	);
+	try {
+		const run = await runWithTool({ tool: imageTool(), toolParameters: imageParams, credentials: { baseUrl: server.url, apiKey: API_KEY } });
+		console.log('baseline output', JSON.stringify(outputOf(run)).slice(0, 400), run.data.resultData.error?.message);
+		expect(postsTo(server, '/v1/images/generations')).toHaveLength(1);
+	} finally {
+		await server.close();
+	}
+});
+
+it.each([
+	['image', imageTool, imageParams, '/v1/images/generations'],
+	['chat', chatTool, chatParams, '/v1/chat/completions'],
+])('%s tool with Retry On Fail, answered 500 (unknown outcome): must POST once', async (_n, make, params, path) => {
+	const server = await startScriptedServer((_req, res) => sendJson(res, 500, { error: { message: 'internal' } }));
+	try {
+		const run = await runWithTool({ tool: make(), toolParameters: params, toolSettings: RETRY, credentials: { baseUrl: server.url, apiKey: API_KEY } });
+		console.log(_n, 'output', JSON.stringify(outputOf(run)).slice(0, 600));
+		console.log(_n, 'tool runs recorded', run.data.resultData.runData.Tool?.length);
+		expect(postsTo(server, path)).toHaveLength(1);
+	} finally {
+		await server.close();
+	}
+});
+
+it('two tool calls supplied at once (Agent V2 batch, one tool per item), different prompts: two requests, both answered', async () => {
+	let n = 0;
+	const server = await startScriptedServer((_req, res) => {
+		const i = ++n;
+		setTimeout(() => sendJson(res, 200, { created: 1, data: [{ b64_json: PNG.toString('base64'), revised_prompt: `answer ${i}` }] }), 300);
+	});
+	try {
+		const run = await runWithTool({
+			tool: imageTool(),
+			toolParameters: { ...imageParams, prompt: "=a picture of {{ $fromAI('subject') }}" },
+			callerParameters: { calls: 2, parallel: true, supplyPerCall: true },
+			credentials: { baseUrl: server.url, apiKey: API_KEY },
+		});
+		const results = (outputOf(run) as { results: string[] }).results;
+		console.log('parallel supplied', JSON.stringify(results).slice(0, 800));
+		console.log('bodies', postsTo(server, '/v1/images/generations').map((r) => r.body));
+		expect(postsTo(server, '/v1/images/generations')).toHaveLength(2);
+		expect(results.every((r) => !r.startsWith('ERROR'))).toBe(true);
+	} finally {
+		await server.close();
+	}
+});

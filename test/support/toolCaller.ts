@@ -1,0 +1,121 @@
+/** Runs Start → Caller with one of the package's nodes attached as an AI tool (n8n-core's createNodeAsTool path). */
+import { ExecutionLifecycleHooks, WorkflowExecute } from 'n8n-core';
+import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription, IRun, IWorkflowBase } from 'n8n-workflow';
+import { NodeConnectionTypes, Workflow, createRunExecutionData } from 'n8n-workflow';
+
+import { HarnessCredentialTypes } from '../harness/credential-types';
+import { HarnessCredentialsHelper } from '../harness/credentials-helper';
+import { additionalDataFor } from '../harness/engine';
+import { buildNodeTypes } from '../harness/node-types';
+import { setupBinaryData, setupCoreServices, shutDownRunServices } from '../harness/services';
+import { CREDENTIAL_REF, CREDENTIAL_TYPE } from '../harness/workflow-builder';
+import { GenGatewayImage } from '../../nodes/GenGatewayImage/GenGatewayImage.node';
+import { GenGatewayChat } from '../../nodes/GenGatewayChat/GenGatewayChat.node';
+
+/** What n8n's loader makes of a `usableAsTool` node: same execute, outputs ai_tool. */
+function asTool<T extends INodeType>(node: T): T {
+	const d = node.description;
+	node.description = {
+		...d,
+		name: `${d.name}Tool`,
+		inputs: [],
+		outputs: [NodeConnectionTypes.AiTool],
+		properties: [...d.properties, { displayName: 'Description', name: 'toolDescription', type: 'string', default: 'a tool' }],
+	} as INodeTypeDescription;
+	return node;
+}
+export const imageTool = () => asTool(new GenGatewayImage());
+export const chatTool = () => asTool(new GenGatewayChat());
+
+/** An agent-like root node: asks for its tools and calls the first one `calls` times (in parallel when `parallel`). */
+export class ToolCaller implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Caller',
+		name: 'toolCaller',
+		group: ['transform'],
+		version: 1,
+		description: 'test',
+		defaults: { name: 'Caller' },
+		inputs: [NodeConnectionTypes.Main, { type: NodeConnectionTypes.AiTool, displayName: 'Tools', required: true }],
+		outputs: [NodeConnectionTypes.Main],
+		properties: [
+			{ displayName: 'Calls', name: 'calls', type: 'number', default: 1 },
+			{ displayName: 'Parallel', name: 'parallel', type: 'boolean', default: false },
+			{ displayName: 'Supply per call', name: 'supplyPerCall', type: 'boolean', default: false },
+		],
+	};
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		const calls = this.getNodeParameter('calls', 0) as number;
+		const parallel = this.getNodeParameter('parallel', 0) as boolean;
+		const supplyPerCall = this.getNodeParameter('supplyPerCall', 0) as boolean;
+		const getTool = async () => {
+			const tools = (await this.getInputConnectionData(NodeConnectionTypes.AiTool, 0)) as unknown;
+			return (Array.isArray(tools) ? tools[0] : tools) as { func: (args: object) => Promise<string> };
+		};
+		const shared = supplyPerCall ? undefined : await getTool();
+		const one = async (i: number) => {
+			const tool = shared ?? (await getTool());
+			try {
+				return await tool.func({ call: i, subject: `subject ${i}` });
+			} catch (error) {
+				return `ERROR ${(error as Error).message}`;
+			}
+		};
+		const results = parallel
+			? await Promise.all(Array.from({ length: calls }, async (_, i) => await one(i)))
+			: [];
+		if (!parallel) for (let i = 0; i < calls; i++) results.push(await one(i));
+		return [[{ json: { results } }]];
+	}
+}
+
+export async function runWithTool(opts: {
+	tool: INodeType;
+	toolParameters: Record<string, unknown>;
+	toolSettings?: Record<string, unknown>;
+	callerParameters?: Record<string, unknown>;
+	credentials: { baseUrl: string; apiKey: string };
+}): Promise<IRun> {
+	setupCoreServices();
+	await setupBinaryData('default');
+	try {
+		const nodeTypes = buildNodeTypes([opts.tool, new ToolCaller()]);
+		const nodes = [
+			{ id: 's', name: 'Start', type: 'harness.start', typeVersion: 1, position: [0, 0] as [number, number], parameters: {} },
+			{ id: 'c', name: 'Caller', type: nodeTypes.fullType('toolCaller'), typeVersion: 1, position: [200, 0] as [number, number], parameters: opts.callerParameters ?? {} },
+			{
+				id: 't',
+				name: 'Tool',
+				type: nodeTypes.fullType(opts.tool.description.name),
+				typeVersion: 1,
+				position: [200, 200] as [number, number],
+				parameters: opts.toolParameters,
+				credentials: { [CREDENTIAL_TYPE]: { ...CREDENTIAL_REF } },
+				...(opts.toolSettings ?? {}),
+			},
+		];
+		const connections = {
+			Start: { main: [[{ node: 'Caller', type: 'main', index: 0 }]] },
+			Tool: { ai_tool: [[{ node: 'Caller', type: 'ai_tool', index: 0 }]] },
+		};
+		const now = new Date();
+		const base = {
+			id: 'wfTool', name: 'tool', active: false, isArchived: false, activeVersionId: null, createdAt: now, updatedAt: now,
+			nodes, connections, settings: { executionOrder: 'v1' as const },
+		} as unknown as IWorkflowBase;
+		const workflow = new Workflow({ ...base, nodeTypes });
+		const credentialsHelper = new HarnessCredentialsHelper(new HarnessCredentialTypes(), nodeTypes, {
+			[CREDENTIAL_TYPE]: { ...opts.credentials },
+		});
+		const executionId = `tool-${process.pid}-${Math.random().toString(36).slice(2)}`;
+		const hooks = new ExecutionLifecycleHooks('manual', executionId, base);
+		const additionalData = additionalDataFor(executionId, credentialsHelper, hooks, undefined);
+		const runExecutionData = createRunExecutionData({
+			executionData: { nodeExecutionStack: [{ node: workflow.getNode('Start')!, data: { main: [[{ json: {} }]] }, source: null }] },
+		});
+		return await new WorkflowExecute(additionalData, 'manual', runExecutionData).processRunExecutionData(workflow);
+	} finally {
+		shutDownRunServices();
+	}
+}
