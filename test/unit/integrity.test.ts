@@ -110,14 +110,53 @@ describe('structureOf: where a file ends by its format', () => {
 		expect(judge(png.subarray(0, png.length - 1)).complete).toBe(false);
 	});
 
-	it('JPEG: ends with its EOI marker; GIF: with its trailer', () => {
-		const jpeg = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(100, 1), Buffer.from([0xff, 0xd9])]);
-		expect(judge(jpeg).verdict).toBeUndefined();
-		expect(judge(jpeg.subarray(0, 60)).verdict).toBe('the JPEG does not end with its EOI marker (FF D9)');
-		const gif = Buffer.concat([Buffer.from('GIF89a'), Buffer.alloc(50, 2), Buffer.from([0x3b])]);
-		expect(judge(gif).verdict).toBeUndefined();
-		expect(judge(gif.subarray(0, 30)).verdict).toBe('the GIF does not end with its trailer (3B)');
+	/** A JPEG whose EXIF segment holds a thumbnail with its own FF D9, then tables, a frame and a scan with stuffing. */
+	const segment = (code: number, payload: Buffer) =>
+		Buffer.concat([Buffer.from([0xff, code, (payload.length + 2) >> 8, (payload.length + 2) & 0xff]), payload]);
+	const thumbnail = Buffer.from([0xff, 0xd8, 0xff, 0xdb, 0, 3, 7, 0xff, 0xd9]);
+	const exif = segment(0xe1, Buffer.concat([Buffer.from('Exif\0\0'), Buffer.alloc(20, 4), thumbnail, Buffer.alloc(10, 5)]));
+	const scan = Buffer.from([1, 2, 0xff, 0x00, 3, 0xff, 0xd0, 4, 0xff, 0xff, 0x00, 5]);
+	const jpeg = Buffer.concat([
+		Buffer.from([0xff, 0xd8]),
+		exif,
+		segment(0xdb, Buffer.alloc(65, 1)),
+		segment(0xc0, Buffer.alloc(15, 2)),
+		segment(0xda, Buffer.alloc(10, 3)),
+		scan,
+		Buffer.from([0xff, 0xd9]),
+	]);
+	const exifEnd = 2 + exif.length;
+	/** A GIF with a global colour table, a graphic control extension and one image whose data holds a 3B. */
+	const gif = Buffer.concat([
+		Buffer.from('GIF89a'),
+		Buffer.from([1, 0, 1, 0, 0x80, 0, 0]),
+		Buffer.alloc(6, 9),
+		Buffer.from([0x21, 0xf9, 4, 0, 0, 0, 0, 0]),
+		Buffer.from([0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0]),
+		Buffer.from([2, 5, 0x3b, 0x3b, 1, 2, 0x3b, 0]),
+		Buffer.from([0x3b]),
+	]);
+
+	it('JPEG: whole at its EOI by its segments; a thumbnail\'s FF D9 inside EXIF is not its end', () => {
+		expect(judge(jpeg)).toEqual({ verdict: undefined, complete: true });
+		expect(judge(jpeg, 1)).toEqual({ verdict: undefined, complete: true });
+		// Cut right after the thumbnail's FF D9 (the file's last two bytes then look like an EOI).
+		const cut = jpeg.indexOf(thumbnail) + thumbnail.length;
+		expect(judge(jpeg.subarray(0, cut)).verdict).toBe(`the JPEG stops at byte ${cut}, before its EOI marker (FF D9)`);
+		expect(judge(jpeg.subarray(0, exifEnd + 30)).complete).toBe(false);
+		expect(judge(jpeg.subarray(0, jpeg.length - 2)).verdict).toMatch(/before its EOI marker/);
+		expect(judge(Buffer.concat([jpeg, Buffer.alloc(3)])).verdict).toBe('the JPEG runs 3 bytes past its EOI marker');
 	});
+
+	it('GIF: whole at its trailer by its blocks; a 3B among the image data is not its end', () => {
+		expect(judge(gif)).toEqual({ verdict: undefined, complete: true });
+		expect(judge(gif, 1)).toEqual({ verdict: undefined, complete: true });
+		const cut = gif.length - 2;
+		expect(gif[cut - 1]).toBe(0x3b);
+		expect(judge(gif.subarray(0, cut)).verdict).toBe(`the GIF stops at byte ${cut}, before its trailer (3B)`);
+		expect(judge(gif.subarray(0, 30)).complete).toBe(false);
+	});
+
 
 	it('WebP: as long as its RIFF size says', () => {
 		const webp = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(4), Buffer.from('WEBPVP8 '), Buffer.alloc(88, 3)]);

@@ -211,6 +211,184 @@ class RiffSize implements FileStructure {
 	}
 }
 
+/**
+ * A JPEG by its segments: after SOI every marker segment is skipped by its length, the entropy-coded data after a
+ * scan is read to its next marker, and the file is whole when its EOI comes at the top level with nothing after it.
+ * (A thumbnail's own FF D9 inside an EXIF segment is skipped with its segment: a file cut right after it is not whole.)
+ */
+class JpegWalker implements FileStructure {
+	private offset = 0;
+	/** What the next byte is: SOI's two bytes, a marker's FF (or fill), its code, a length's two bytes, skipped bytes, scan data. */
+	private state: 'soi0' | 'soi1' | 'ff' | 'code' | 'len0' | 'len1' | 'skip' | 'scan' | 'scanFf' | 'end' | 'bad' = 'soi0';
+	private length = 0;
+	private skip = 0;
+	private inScan = false;
+	private after = 0;
+
+	feed(chunk: Buffer): void {
+		for (const byte of chunk) this.step(byte);
+		this.offset += chunk.length;
+	}
+
+	private step(byte: number): void {
+		switch (this.state) {
+			case 'soi0':
+				this.state = byte === 0xff ? 'soi1' : 'bad';
+				return;
+			case 'soi1':
+				this.state = byte === 0xd8 ? 'ff' : 'bad';
+				return;
+			case 'ff':
+				this.state = byte === 0xff ? 'code' : 'bad';
+				return;
+			case 'code':
+				return this.marker(byte);
+			case 'len0':
+				this.length = byte << 8;
+				this.state = 'len1';
+				return;
+			case 'len1':
+				this.length |= byte;
+				this.skip = this.length - 2;
+				this.state = this.skip > 0 ? 'skip' : this.inScan ? 'scan' : 'ff';
+				if (this.length < 2) this.state = 'bad';
+				return;
+			case 'skip':
+				if (--this.skip === 0) this.state = this.inScan ? 'scan' : 'ff';
+				return;
+			case 'scan':
+				if (byte === 0xff) this.state = 'scanFf';
+				return;
+			case 'scanFf':
+				// Stuffed zero, a restart marker, or fill: still scan data; anything else is the next marker.
+				if (byte === 0x00 || (byte >= 0xd0 && byte <= 0xd7)) this.state = 'scan';
+				else if (byte !== 0xff) this.marker(byte);
+				return;
+			case 'end':
+				this.after++;
+				return;
+			default:
+				return;
+		}
+	}
+
+	private marker(code: number): void {
+		this.inScan = false;
+		if (code === 0xff) this.state = 'code';
+		else if (code === 0xd9) this.state = 'end';
+		else if (code === 0x01 || (code >= 0xd0 && code <= 0xd7)) this.state = 'ff';
+		else {
+			this.inScan = code === 0xda;
+			this.state = 'len0';
+		}
+	}
+
+	complete(): boolean {
+		return this.state === 'end' && this.after === 0;
+	}
+
+	verdict(): string | undefined {
+		if (this.state === 'bad') return undefined;
+		if (this.complete()) return undefined;
+		if (this.state === 'end') return `the JPEG runs ${this.after} bytes past its EOI marker`;
+		return `the JPEG stops at byte ${this.offset}, before its EOI marker (FF D9)`;
+	}
+}
+
+/**
+ * A GIF by its blocks: header, screen descriptor and colour table, then extensions and images (each a chain of
+ * sub-blocks ending in a zero), whole at its trailer (3B) with nothing after it. (A 3B among the image data is data.)
+ */
+class GifWalker implements FileStructure {
+	private offset = 0;
+	private skip = 13;
+	/** After the fixed bytes to skip: what comes next. */
+	private next: 'screen' | 'block' | 'label' | 'image' | 'codeSize' | 'subBlock' | 'end' | 'bad' = 'screen';
+	private state: 'skip' | 'read' = 'skip';
+	private packed = 0;
+	private after = 0;
+
+	feed(chunk: Buffer): void {
+		for (const byte of chunk) this.step(byte);
+		this.offset += chunk.length;
+	}
+
+	private table = (packed: number) => ((packed & 0x80) !== 0 ? 3 * 2 ** ((packed & 7) + 1) : 0);
+
+	private step(byte: number): void {
+		if (this.next === 'end') {
+			this.after++;
+			return;
+		}
+		if (this.next === 'bad') return;
+		if (this.state === 'skip') {
+			// The screen descriptor's packed byte (offset 10) says whether a global colour table follows.
+			if (this.next === 'screen' && 13 - this.skip === 10) this.packed = byte;
+			if (this.next === 'image' && this.skip === 1) this.packed = byte;
+			if (--this.skip > 0) return;
+			this.afterSkip();
+			return;
+		}
+		this.read(byte);
+	}
+
+	private afterSkip(): void {
+		if (this.next === 'screen' || this.next === 'image') {
+			const table = this.table(this.packed);
+			const image = this.next === 'image';
+			this.next = image ? 'codeSize' : 'block';
+			if (table > 0) {
+				this.skip = table;
+				this.state = 'skip';
+				// The colour table is skipped; then the block (or the image's LZW code size) is read.
+				this.next = image ? 'codeSize' : 'block';
+				this.packed = 0;
+				return;
+			}
+		}
+		this.state = 'read';
+	}
+
+	private read(byte: number): void {
+		switch (this.next) {
+			case 'block':
+				if (byte === 0x3b) this.next = 'end';
+				else if (byte === 0x21) this.next = 'label';
+				else if (byte === 0x2c) {
+					this.next = 'image';
+					this.skip = 9;
+					this.state = 'skip';
+				} else this.next = 'bad';
+				return;
+			case 'label':
+				this.next = 'subBlock';
+				return;
+			case 'codeSize':
+				this.next = 'subBlock';
+				return;
+			case 'subBlock':
+				if (byte === 0) this.next = 'block';
+				else {
+					this.skip = byte;
+					this.state = 'skip';
+				}
+				return;
+			default:
+				return;
+		}
+	}
+
+	complete(): boolean {
+		return this.next === 'end' && this.after === 0;
+	}
+
+	verdict(): string | undefined {
+		if (this.next === 'bad' || this.complete()) return undefined;
+		if (this.next === 'end') return `the GIF runs ${this.after} bytes past its trailer`;
+		return `the GIF stops at byte ${this.offset}, before its trailer (3B)`;
+	}
+}
+
 const PNG_END = Buffer.from('0000000049454e44ae426082', 'hex');
 
 /**
@@ -227,9 +405,9 @@ export function structureOf(head: Buffer): FileStructure | undefined {
 		case 'image/png':
 			return new EndsWith(PNG_END, 'the PNG has no IEND chunk at its end');
 		case 'image/jpeg':
-			return new EndsWith(Buffer.from([0xff, 0xd9]), 'the JPEG does not end with its EOI marker (FF D9)');
+			return new JpegWalker();
 		case 'image/gif':
-			return new EndsWith(Buffer.from([0x3b]), 'the GIF does not end with its trailer (3B)');
+			return new GifWalker();
 		case 'image/webp':
 			return new RiffSize(head.readUInt32LE(4));
 		default:
