@@ -15,6 +15,7 @@ import { runWorkflow } from '../harness/engine';
 import { deterministicPng } from '../mock/media';
 import type { MockClient } from '../mock/process';
 import { startFakeVideoService } from '../support/fakeVideoService';
+import { box, FTYP } from '../support/hostileServers';
 import { sendJson, startScriptedServer } from '../support/scriptedServer';
 import type { ScriptedRequest, ScriptedServer } from '../support/scriptedServer';
 import { runVideo } from '../support/videoRun';
@@ -23,13 +24,6 @@ const KEY = 'sentinel-key-resume-7d8e9f';
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const SIZE = 1024 * 1024;
 
-const box = (type: string, body: Buffer) => {
-	const header = Buffer.alloc(8);
-	header.writeUInt32BE(8 + body.length, 0);
-	header.write(type, 4, 'latin1');
-	return Buffer.concat([header, body]);
-};
-const FTYP = box('ftyp', Buffer.from('isom\x00\x00\x02\x00isomiso2avc1mp41', 'latin1'));
 /** A whole mp4 as far as its top level goes: ftyp, moov, mdat; random, so two calls make two different files. */
 const mp4 = (size: number) =>
 	Buffer.concat([FTYP, box('moov', randomBytes(200)), box('mdat', randomBytes(size - FTYP.length - 208 - 8))]);

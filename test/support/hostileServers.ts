@@ -170,13 +170,13 @@ function seededBytes(length: number, seed: number): Buffer {
 	return bytes;
 }
 
-const box = (type: string, body: Buffer) => {
+export const box = (type: string, body: Buffer) => {
 	const header = Buffer.alloc(8);
 	header.writeUInt32BE(8 + body.length, 0);
 	header.write(type, 4, 'latin1');
 	return Buffer.concat([header, body]);
 };
-const FTYP = box('ftyp', Buffer.from('isom\x00\x00\x02\x00isomiso2avc1mp41', 'latin1'));
+export const FTYP = box('ftyp', Buffer.from('isom\x00\x00\x02\x00isomiso2avc1mp41', 'latin1'));
 
 /**
  * How an mp4's top-level boxes go: moov before mdat (fast start), moov after mdat, a `free` box after both (ends that

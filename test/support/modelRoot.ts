@@ -4,16 +4,12 @@
  * item (Basic LLM Chain, Retrieval QA: processItem), 'once' asks once per run and shares the model across items (Tools
  * Agent V2/V3: getChatModel(this, 0) before the batch loop). Errors become error items under Continue On Fail.
  */
-import { ExecutionLifecycleHooks, WorkflowExecute } from 'n8n-core';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeParameters, INodeType, INodeTypeDescription, IRun, IWorkflowBase } from 'n8n-workflow';
-import { NodeConnectionTypes, Workflow, createRunExecutionData } from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { HarnessCredentialTypes } from '../harness/credential-types';
-import { HarnessCredentialsHelper } from '../harness/credentials-helper';
-import { additionalDataFor } from '../harness/engine';
 import { buildNodeTypes } from '../harness/node-types';
-import { setupBinaryData, setupCoreServices, shutDownRunServices } from '../harness/services';
 import { CREDENTIAL_REF, CREDENTIAL_TYPE } from '../harness/workflow-builder';
+import { runFromStart } from './subNodeRun';
 
 interface Invokable {
 	invoke(input: unknown): Promise<{ text?: string; content?: unknown }>;
@@ -73,45 +69,26 @@ export async function runWithModel(opts: {
 	modelParameters?: INodeParameters;
 	credentials: { baseUrl: string; apiKey: string };
 }): Promise<IRun> {
-	setupCoreServices();
-	await setupBinaryData('default');
-	try {
-		const nodeTypes = buildNodeTypes([new ModelRoot()]);
-		const at = (x: number, y = 0) => [x, y] as [number, number];
-		const nodes: IWorkflowBase['nodes'] = [
-			{ id: 's', name: 'Start', type: 'harness.start', typeVersion: 1, position: at(0), parameters: {} },
-			{ id: 'i', name: 'Items', type: 'harness.items', typeVersion: 1, position: at(100), parameters: { items: JSON.stringify(opts.input) } },
-			...opts.roots.map((root, n) => ({
-				id: `r${n}`, name: root.name, type: nodeTypes.fullType('modelRoot'), typeVersion: 1, position: at(200 + n * 100),
-				parameters: root.parameters ?? {}, ...(root.settings ?? {}),
-			})),
-			{
-				id: 'm', name: 'Model', type: nodeTypes.fullType('genGatewayChatModel'), typeVersion: 1, position: at(200, 200),
-				parameters: { model: { __rl: true, mode: 'id', value: 'gpt-4o-mini' }, options: { maxRetries: 0 }, ...(opts.modelParameters ?? {}) },
-				credentials: { [CREDENTIAL_TYPE]: { ...CREDENTIAL_REF } },
-			},
-		];
-		const chain = ['Start', 'Items', ...opts.roots.map((r) => r.name)];
-		const connections: IWorkflowBase['connections'] = {};
-		for (let k = 0; k + 1 < chain.length; k++) connections[chain[k]] = { main: [[{ node: chain[k + 1], type: 'main', index: 0 }]] };
-		connections.Model = { ai_languageModel: [opts.roots.map((r) => ({ node: r.name, type: 'ai_languageModel', index: 0 }))] };
-		const now = new Date();
-		const base = {
-			id: 'wfModel', name: 'model', active: false, isArchived: false, activeVersionId: null, createdAt: now, updatedAt: now,
-			nodes, connections, settings: { executionOrder: 'v1' as const },
-		} as unknown as IWorkflowBase;
-		const workflow = new Workflow({ ...base, nodeTypes });
-		const credentialsHelper = new HarnessCredentialsHelper(new HarnessCredentialTypes(), nodeTypes, { [CREDENTIAL_TYPE]: { ...opts.credentials } });
-		const executionId = `model-${process.pid}-${Math.random().toString(36).slice(2)}`;
-		const hooks = new ExecutionLifecycleHooks('manual', executionId, base);
-		const additionalData = additionalDataFor(executionId, credentialsHelper, hooks, undefined);
-		const runExecutionData = createRunExecutionData({
-			executionData: { nodeExecutionStack: [{ node: workflow.getNode('Start')!, data: { main: [[{ json: {} }]] }, source: null }] },
-		});
-		return await new WorkflowExecute(additionalData, 'manual', runExecutionData).processRunExecutionData(workflow);
-	} finally {
-		shutDownRunServices();
-	}
+	const nodeTypes = buildNodeTypes([new ModelRoot()]);
+	const at = (x: number, y = 0) => [x, y] as [number, number];
+	const nodes: IWorkflowBase['nodes'] = [
+		{ id: 's', name: 'Start', type: 'harness.start', typeVersion: 1, position: at(0), parameters: {} },
+		{ id: 'i', name: 'Items', type: 'harness.items', typeVersion: 1, position: at(100), parameters: { items: JSON.stringify(opts.input) } },
+		...opts.roots.map((root, n) => ({
+			id: `r${n}`, name: root.name, type: nodeTypes.fullType('modelRoot'), typeVersion: 1, position: at(200 + n * 100),
+			parameters: root.parameters ?? {}, ...(root.settings ?? {}),
+		})),
+		{
+			id: 'm', name: 'Model', type: nodeTypes.fullType('genGatewayChatModel'), typeVersion: 1, position: at(200, 200),
+			parameters: { model: { __rl: true, mode: 'id', value: 'gpt-4o-mini' }, options: { maxRetries: 0 }, ...(opts.modelParameters ?? {}) },
+			credentials: { [CREDENTIAL_TYPE]: { ...CREDENTIAL_REF } },
+		},
+	];
+	const chain = ['Start', 'Items', ...opts.roots.map((r) => r.name)];
+	const connections: IWorkflowBase['connections'] = {};
+	for (let k = 0; k + 1 < chain.length; k++) connections[chain[k]] = { main: [[{ node: chain[k + 1], type: 'main', index: 0 }]] };
+	connections.Model = { ai_languageModel: [opts.roots.map((r) => ({ node: r.name, type: 'ai_languageModel', index: 0 }))] };
+	return await runFromStart({ name: 'model', nodeTypes, nodes, connections, credentials: opts.credentials });
 }
 
 export const rootOutput = (run: IRun, name: string) =>

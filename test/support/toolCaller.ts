@@ -1,14 +1,10 @@
 /** Runs Start → Caller with one of the package's nodes attached as an AI tool (n8n-core's createNodeAsTool path). */
-import { ExecutionLifecycleHooks, WorkflowExecute } from 'n8n-core';
-import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription, IRun, IWorkflowBase } from 'n8n-workflow';
-import { NodeConnectionTypes, Workflow, createRunExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeParameters, INodeType, INodeTypeDescription, IRun, IWorkflowBase } from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { HarnessCredentialTypes } from '../harness/credential-types';
-import { HarnessCredentialsHelper } from '../harness/credentials-helper';
-import { additionalDataFor } from '../harness/engine';
 import { buildNodeTypes } from '../harness/node-types';
-import { setupBinaryData, setupCoreServices, shutDownRunServices } from '../harness/services';
 import { CREDENTIAL_REF, CREDENTIAL_TYPE } from '../harness/workflow-builder';
+import { runFromStart } from './subNodeRun';
 import { GenGatewayImage } from '../../nodes/GenGatewayImage/GenGatewayImage.node';
 import { GenGatewayChat } from '../../nodes/GenGatewayChat/GenGatewayChat.node';
 
@@ -72,50 +68,29 @@ export class ToolCaller implements INodeType {
 
 export async function runWithTool(opts: {
 	tool: INodeType;
-	toolParameters: Record<string, unknown>;
+	toolParameters: INodeParameters;
 	toolSettings?: Record<string, unknown>;
-	callerParameters?: Record<string, unknown>;
+	callerParameters?: INodeParameters;
 	credentials: { baseUrl: string; apiKey: string };
 }): Promise<IRun> {
-	setupCoreServices();
-	await setupBinaryData('default');
-	try {
-		const nodeTypes = buildNodeTypes([opts.tool, new ToolCaller()]);
-		const nodes = [
-			{ id: 's', name: 'Start', type: 'harness.start', typeVersion: 1, position: [0, 0] as [number, number], parameters: {} },
-			{ id: 'c', name: 'Caller', type: nodeTypes.fullType('toolCaller'), typeVersion: 1, position: [200, 0] as [number, number], parameters: opts.callerParameters ?? {} },
-			{
-				id: 't',
-				name: 'Tool',
-				type: nodeTypes.fullType(opts.tool.description.name),
-				typeVersion: 1,
-				position: [200, 200] as [number, number],
-				parameters: opts.toolParameters,
-				credentials: { [CREDENTIAL_TYPE]: { ...CREDENTIAL_REF } },
-				...(opts.toolSettings ?? {}),
-			},
-		];
-		const connections = {
-			Start: { main: [[{ node: 'Caller', type: 'main', index: 0 }]] },
-			Tool: { ai_tool: [[{ node: 'Caller', type: 'ai_tool', index: 0 }]] },
-		};
-		const now = new Date();
-		const base = {
-			id: 'wfTool', name: 'tool', active: false, isArchived: false, activeVersionId: null, createdAt: now, updatedAt: now,
-			nodes, connections, settings: { executionOrder: 'v1' as const },
-		} as unknown as IWorkflowBase;
-		const workflow = new Workflow({ ...base, nodeTypes });
-		const credentialsHelper = new HarnessCredentialsHelper(new HarnessCredentialTypes(), nodeTypes, {
-			[CREDENTIAL_TYPE]: { ...opts.credentials },
-		});
-		const executionId = `tool-${process.pid}-${Math.random().toString(36).slice(2)}`;
-		const hooks = new ExecutionLifecycleHooks('manual', executionId, base);
-		const additionalData = additionalDataFor(executionId, credentialsHelper, hooks, undefined);
-		const runExecutionData = createRunExecutionData({
-			executionData: { nodeExecutionStack: [{ node: workflow.getNode('Start')!, data: { main: [[{ json: {} }]] }, source: null }] },
-		});
-		return await new WorkflowExecute(additionalData, 'manual', runExecutionData).processRunExecutionData(workflow);
-	} finally {
-		shutDownRunServices();
-	}
+	const nodeTypes = buildNodeTypes([opts.tool, new ToolCaller()]);
+	const nodes: IWorkflowBase['nodes'] = [
+		{ id: 's', name: 'Start', type: 'harness.start', typeVersion: 1, position: [0, 0] as [number, number], parameters: {} },
+		{ id: 'c', name: 'Caller', type: nodeTypes.fullType('toolCaller'), typeVersion: 1, position: [200, 0] as [number, number], parameters: opts.callerParameters ?? {} },
+		{
+			id: 't',
+			name: 'Tool',
+			type: nodeTypes.fullType(opts.tool.description.name),
+			typeVersion: 1,
+			position: [200, 200] as [number, number],
+			parameters: opts.toolParameters,
+			credentials: { [CREDENTIAL_TYPE]: { ...CREDENTIAL_REF } },
+			...(opts.toolSettings ?? {}),
+		},
+	];
+	const connections: IWorkflowBase['connections'] = {
+		Start: { main: [[{ node: 'Caller', type: 'main', index: 0 }]] },
+		Tool: { ai_tool: [[{ node: 'Caller', type: 'ai_tool', index: 0 }]] },
+	};
+	return await runFromStart({ name: 'tool', nodeTypes, nodes, connections, credentials: opts.credentials });
 }

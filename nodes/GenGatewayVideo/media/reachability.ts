@@ -63,22 +63,25 @@ export function originOf(url: string): string {
 	}
 }
 
+/** The service's and n8n's URLs with where each can be reached from, or undefined when either is no URL. */
+function addressPair(serviceBaseUrl: string, signedUrl: string) {
+	try {
+		const [service, signed] = [new URL(serviceBaseUrl), new URL(signedUrl)];
+		return { service, signed, serviceKind: hostKind(service.hostname), signedKind: hostKind(signed.hostname) };
+	} catch {
+		return undefined;
+	}
+}
+
 /**
  * Why the service at `serviceBaseUrl` cannot fetch `signedUrl`, or undefined when it can (as far as the addresses
  * tell): only a service on a public host is refused a loopback or private n8n address. A service on this machine or
  * network may well reach it (the local mock does), so nothing is refused then.
  */
 export function unreachableProblem(serviceBaseUrl: string, signedUrl: string): string | undefined {
-	let service: URL;
-	let signed: URL;
-	try {
-		service = new URL(serviceBaseUrl);
-		signed = new URL(signedUrl);
-	} catch {
-		return undefined;
-	}
-	const serviceKind = hostKind(service.hostname);
-	const signedKind = hostKind(signed.hostname);
+	const pair = addressPair(serviceBaseUrl, signedUrl);
+	if (!pair) return undefined;
+	const { service, signed, serviceKind, signedKind } = pair;
 	if (serviceKind !== 'public' || signedKind === 'public') return undefined;
 	return (
 		`n8n would serve it at ${signed.origin} (a ${signedKind} address), which the service at ${service.origin} (a ` +
@@ -94,16 +97,9 @@ export function unreachableProblem(serviceBaseUrl: string, signedUrl: string): s
  * and `variable`, the setting of n8n's public URL on the running line (publicUrl.ts).
  */
 export function handOnWarning(serviceBaseUrl: string, signedUrl: string, variable: string): string | undefined {
-	let service: URL;
-	let signed: URL;
-	try {
-		service = new URL(serviceBaseUrl);
-		signed = new URL(signedUrl);
-	} catch {
-		return undefined;
-	}
-	const serviceKind = hostKind(service.hostname);
-	const signedKind = hostKind(signed.hostname);
+	const pair = addressPair(serviceBaseUrl, signedUrl);
+	if (!pair) return undefined;
+	const { service, signed, serviceKind, signedKind } = pair;
 	if (serviceKind === 'public' || signedKind === 'public') return undefined;
 	return (
 		`Binary data goes to the service as n8n URLs at ${signed.origin} (a ${signedKind} address), and the service at ` +
