@@ -1,6 +1,8 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+
 import { createGate } from '../../nodes/shared/run/concurrency';
 import { ENTRY_TTL_MS, endScope, guardSize, recall, remember } from '../../nodes/shared/run/guardMemory';
-import { forgetScope, guardSlot, runName } from '../../nodes/shared/run/submissionGuard';
+import { forgetScope, guardScope, guardSlot, runName } from '../../nodes/shared/run/submissionGuard';
 
 describe('submission guard', () => {
 	const scope = { executionId: 'e1', nodeName: 'Video', runIndex: 0 };
@@ -31,6 +33,28 @@ describe('submission guard', () => {
 		// The other run ended at 0: an hour later it has expired.
 		expect(recall(other, key, ENTRY_TTL_MS + 1)).toBeUndefined();
 		expect(guardSize()).toBe(before);
+	});
+});
+
+describe('guardScope of a node called as an AI tool', () => {
+	const ctx = (extra: object, args: object) =>
+		({
+			getExecutionId: () => 'e1',
+			getNode: () => ({ name: 'Image' }),
+			getInputData: () => [{ json: args }],
+			getWorkflowDataProxy: () => ({ $runIndex: 7 }),
+			parentNode: { name: 'Agent' },
+			...extra,
+		}) as unknown as IExecuteFunctions;
+
+	it('is known by its agent and arguments, not its run index, on n8n 2.x (isToolExecution) and 1.x (connection type)', () => {
+		const on2 = guardScope(ctx({ isToolExecution: () => true }, { prompt: 'a fox' }));
+		const on1 = guardScope(ctx({ connectionType: 'ai_tool' }, { prompt: 'a fox' }));
+		expect(on2).toEqual(on1);
+		expect(on2.nodeName).toMatch(/^Image\u0000tool\u0000Agent\u0000[0-9a-f]{16}$/);
+		expect(guardScope(ctx({ connectionType: 'ai_tool' }, { prompt: 'a hare' }))).not.toEqual(on1);
+		// Not a tool: the run index, as for any node run.
+		expect(guardScope(ctx({ connectionType: 'main' }, { prompt: 'a fox' }))).toEqual({ executionId: 'e1', nodeName: 'Image', runIndex: 7 });
 	});
 });
 

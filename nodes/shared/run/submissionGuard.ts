@@ -50,8 +50,10 @@ const scopes = new WeakMap<IExecuteFunctions, GuardScope>();
  * item n8n gives the node), so Retry On Fail of the same call never pays again and another call is another request.
  */
 function toolScope(ctx: IExecuteFunctions, executionId: string): GuardScope | undefined {
-	const tool = (ctx as { isToolExecution?: () => boolean }).isToolExecution;
-	if (typeof tool !== 'function' || tool.call(ctx) !== true) return undefined;
+	// n8n 2.x says so; 1.x's tool context has no isToolExecution but, like 2.x's, its connection type (both n8n-core).
+	const asTool = ctx as { isToolExecution?: () => boolean; connectionType?: unknown };
+	const tool = typeof asTool.isToolExecution === 'function' ? asTool.isToolExecution() : asTool.connectionType === 'ai_tool';
+	if (!tool) return undefined;
 	const agent = (ctx as { parentNode?: { name?: unknown } }).parentNode?.name;
 	const args = fingerprint(JSON.stringify(ctx.getInputData().map((item) => item.json)));
 	return { executionId, nodeName: `${ctx.getNode().name}\u0000tool\u0000${String(agent ?? '')}\u0000${args}`, runIndex: 0 };
