@@ -2,7 +2,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import type { Operation } from '../../shared/run/router';
-import { guardScope, submitOnce } from '../../shared/run/submissionGuard';
+import { guardScope, runIndexOf, submitOnce } from '../../shared/run/submissionGuard';
 import type { GuardScope } from '../../shared/run/submissionGuard';
 import type { Lane } from '../../shared/transport/lane';
 import { completeTask } from '../task/outcome';
@@ -206,7 +206,8 @@ export const operation: Operation<GenerateRun> = {
 		if (firstInvalid && !ctx.continueOnFail()) throw firstInvalid.error;
 		const scope = guardScope(ctx);
 		const options = ctx.getNodeParameter('options', 0, {}) as IDataObject;
-		const ledger = await openLedger(ctx, String(options.taskLedger ?? ''), scope.runIndex);
+		// The ledger names the node's own run (as a tool, the guard's scope is the tool call's, the same for every call).
+		const ledger = await openLedger(ctx, String(options.taskLedger ?? ''), runIndexOf(ctx));
 		// One write for the rows of every item that will be paid for (not per item: the ledger's cost is per write).
 		await ledger?.plan(
 			prepared.flatMap((entry, itemIndex) =>

@@ -33,7 +33,7 @@ export interface GuardScope {
 }
 
 /** The run index n8n gives this run of the node (the `$runIndex` of expressions); 0 where it cannot be read. */
-function runIndexOf(ctx: IExecuteFunctions): number {
+export function runIndexOf(ctx: IExecuteFunctions): number {
 	try {
 		const value = ctx.getWorkflowDataProxy(0).$runIndex as unknown;
 		return typeof value === 'number' && Number.isInteger(value) ? value : 0;
