@@ -440,6 +440,8 @@ describe('12: a key split across two SSE deltas', () => {
 		const plain = await run({ ...responses(), parameters: { ...responses().parameters, options: { streaming: 'never' } } }, whole.url);
 		expect(plain.output('Node')[0].json[kind === 'output_text' ? 'content' : 'refusal']).toBe('Your key is ***, keep it safe.');
 		await expectNoLeak(plain);
+		// afterEach closes the last server served: this one closes here (left open, it kept a --runInBand jest alive).
+		await whole.close();
 		const streamed = await serve((_req, res) => sse(res, [frame('response.completed', { response: answer })]));
 		await expectNoLeak(await run(responses(), streamed.url));
 	});
