@@ -105,7 +105,7 @@ async function checkItem(
 		};
 		const first = issue();
 		const warnings = await checkReachable(ctx, first.binaryUrls);
-		return { ...first, issue: checked.length > 0 ? issue : () => first, warnings };
+		return { ...first, issue, warnings };
 	} catch (error) {
 		if (error instanceof InvalidVideoRequest || error instanceof BinarySourceProblem) {
 			const invalid = error instanceof InvalidVideoRequest;
@@ -160,7 +160,8 @@ async function submitGuarded(
 			const submitted = ledger
 				? await ledger.submit(ledgerMeta(entry.body), lane, send)
 				: { taskId: await send(lane), resumed: false, acceptedAt: Date.now() };
-			return { ...submitted, sent: submitted.resumed ? undefined : sent };
+			// Nothing sent in this try (the ledger resumed or adopted the task): `sent` stays unset.
+			return { ...submitted, sent };
 		},
 	});
 	// An accepted task reused by Retry On Fail was first accepted (or adopted) by the earlier try.

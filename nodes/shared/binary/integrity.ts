@@ -338,11 +338,9 @@ class GifWalker implements FileStructure {
 			const image = this.next === 'image';
 			this.next = image ? 'codeSize' : 'block';
 			if (table > 0) {
+				// The colour table is skipped; then the block (or the image's LZW code size) is read.
 				this.skip = table;
 				this.state = 'skip';
-				// The colour table is skipped; then the block (or the image's LZW code size) is read.
-				this.next = image ? 'codeSize' : 'block';
-				this.packed = 0;
 				return;
 			}
 		}
