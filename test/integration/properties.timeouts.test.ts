@@ -32,7 +32,6 @@ import {
 	sendError,
 	sseDelta,
 	sseHead,
-	timed,
 } from '../support/hostileServers';
 import { sendJson, startScriptedServer } from '../support/scriptedServer';
 import type { ScriptedServer } from '../support/scriptedServer';
@@ -151,18 +150,15 @@ it('every run ends, with output or an error, within a bound set by its Timeout',
 		async (batch) => {
 			const servers = await Promise.all(batch.map(serverFor));
 			try {
-				const { value: results, ms } = await timed(
-					async () =>
-						await runWorkflowsTogether(
-							batch.map((c, i) =>
-								nodeRun(servers[i].url, KEY, nodeOf(c), {
-									executionId: `timeouts-${Date.now()}-${i}`,
-									// A hang becomes a cancelled run that ends past the bound: a failing case.
-									timeoutMs: boundMs(c) + 2000,
-									cancelGraceMs: 2000,
-								}),
-							),
-						),
+				const results = await runWorkflowsTogether(
+					batch.map((c, i) =>
+						nodeRun(servers[i].url, KEY, nodeOf(c), {
+							executionId: `timeouts-${Date.now()}-${i}`,
+							// A hang becomes a cancelled run that ends past the bound: a failing case.
+							timeoutMs: boundMs(c) + 2000,
+							cancelGraceMs: 2000,
+						}),
+					),
 				);
 				const late = results.flatMap((result, i) => {
 					const took = +(result.run.stoppedAt ?? new Date()) - +result.run.startedAt;
@@ -172,8 +168,6 @@ it('every run ends, with output or an error, within a bound set by its Timeout',
 						: [];
 				});
 				if (late.length > 0) throw new Error(`Runs that did not end within their bound:\n${late.join('\n')}`);
-				// The batch as a whole too (the engine's clock aside): its longest bound.
-				expect(ms).toBeLessThan(Math.max(...batch.map(boundMs)) + ALLOWANCE_MS);
 			} finally {
 				await Promise.all(servers.map(async (server) => await server.close()));
 			}

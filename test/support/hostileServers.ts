@@ -267,11 +267,3 @@ export async function keyLeaks(result: RunResult, variants: string[], nodeName =
 		.map(([where]) => where);
 }
 
-// ---- Clocks ------------------------------------------------------------------------------------------------------
-
-/** Milliseconds a promise took to settle, and its value. */
-export async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
-	const started = performance.now();
-	const value = await work();
-	return { value, ms: performance.now() - started };
-}
