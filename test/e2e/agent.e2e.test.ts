@@ -11,7 +11,7 @@
 // still loads with the sub-node listed, which says it needs n8n 2.x when a run reaches it.
 // On 2.x the same sub-node also serves n8n's Basic LLM Chain (a Chat Trigger → chain workflow on the same n8n).
 // Time: about 55-60 s (2.41.1 and 1.123.81, quiet machine): one n8n start, sign-in, Chromium for the run's screenshot,
-// the CLI imports and five chat runs (the chain's: 0.2 s); more when it is the file that installs n8n or Chromium.
+// the imports over REST and five chat runs (the chain's: 0.2 s); more when it is the file that installs n8n or Chromium.
 import { randomUUID } from 'crypto';
 import * as path from 'path';
 
@@ -25,7 +25,6 @@ import { searchNodes } from './browser/nodeCreator';
 import { FAILURE_DIR, step } from './browser/screenshots';
 import { exampleCredential, loadExample, type ExampleWorkflow } from './workflows/examples';
 import { unflatten } from './workflows/executions';
-import { importWorkflows } from './workflows/imports';
 import { logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
 import { createN8nHome, DEFAULT_OWNER, e2eMajor, nodeType, PACKAGE_NAME, randomId, type N8nHome, type N8nServer } from './n8n';
 
@@ -167,7 +166,10 @@ describe('AI Agent example in a real n8n: Gen Gateway Chat Model as the model, G
 		// The video takes 1.6 s at the mock: the tool's first status check finds it unfinished and really waits.
 		mock = await spawnMockProcess({ apiKey, defaults: { queuedMs: 100, runMs: 1500 } });
 		home = await createN8nHome({ build: true });
-		await home.importCredentials([
+		// Imports and activation through the server's REST API, as the editor does (no CLI process per import).
+		server = await home.startServer();
+		cookie = await server.ownerSession();
+		await server.importCredentials([
 			exampleCredential(mock.url, apiKey),
 			// n8n's own OpenAI credential (the alternative route, 1.x): Base URL = the service's /v1 (the package's
 			// credential takes the root).
@@ -182,14 +184,11 @@ describe('AI Agent example in a real n8n: Gen Gateway Chat Model as the model, G
 			chain = llmChain(example);
 		}
 		const all = [workflow, streaming, ...(subNodeOn1 ? [subNodeOn1] : []), ...(chain ? [chain] : [])];
-		await importWorkflows(home, [...all, ...(noModel ? [noModel] : [])]);
-		// Active before the server starts: the Chat Triggers' production webhooks are registered at start-up.
-		for (const { id } of all) {
-			const activation = await home.cli(['update:workflow', `--id=${id}`, '--active=true']);
-			if (activation.exitCode !== 0) throw new Error(`n8n update:workflow failed:\n${activation.stdout}\n${activation.stderr}`);
-		}
-		server = await home.startServer();
-		cookie = await server.ownerSession();
+		const imported = [...all, ...(noModel ? [noModel] : [])];
+		// n8n 1.x gives each workflow an id of its own: the test goes on with n8n's.
+		(await server.importWorkflows(imported)).forEach((id, index) => (imported[index].id = id));
+		// Activated (published) as the editor's toggle does: the Chat Triggers' production webhooks register at once.
+		await server.activateWorkflows(all.map(({ id }) => id));
 		chatUrl = `${server.url}/webhook/${chatTrigger(workflow).webhookId}/chat`;
 		streamingChatUrl = `${server.url}/webhook/${chatTrigger(streaming).webhookId}/chat`;
 		if (subNodeOn1) subNodeOn1Url = `${server.url}/webhook/${chatTrigger(subNodeOn1).webhookId}/chat`;

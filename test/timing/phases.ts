@@ -10,6 +10,7 @@ export type PhaseKind =
 	| 'home' // a fresh n8n home: our package packed and installed as n8n installs it
 	| 'cli' // a short-lived n8n CLI process: import, update, execute (each a cold n8n start)
 	| 'start' // `n8n start` until its REST API answers
+	| 'rest' // set-up through a running server's REST API: credential and workflow imports, activation
 	| 'signin' // owner set-up or login, over REST or in the browser
 	| 'browser' // Chromium launch
 	| 'run' // a workflow run the test waits for (CLI execute, webhook call, chat message)

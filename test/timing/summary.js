@@ -15,7 +15,7 @@ const path = require('path');
 const REPO_ROOT = path.resolve(__dirname, '../..');
 const DOC = path.join(REPO_ROOT, 'docs', 'testing.md');
 const EXPECTED = path.join(__dirname, 'expected.json');
-const KINDS = ['install', 'home', 'cli', 'start', 'signin', 'browser', 'run', 'wait'];
+const KINDS = ['install', 'home', 'cli', 'start', 'rest', 'signin', 'browser', 'run', 'wait'];
 
 const args = process.argv.slice(2);
 const writeDoc = args.includes('--write-doc');

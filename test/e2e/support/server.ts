@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'child_process';
 
 import { timed } from '../../timing/phases';
-import type { N8nHome } from './home';
+import type { CredentialImport, N8nHome } from './home';
 import { freePort, killGroup, spawnGroup, tail } from './process';
 
 export interface ServerOptions {
@@ -53,6 +53,27 @@ export interface N8nServer {
 	ownerSession(owner?: Owner): Promise<string>;
 	/** A REST call (`/rest/...`, `/api/v1/...`, `/types/...`), JSON in and out. */
 	rest(method: string, path: string, options?: { body?: unknown; cookie?: string; headers?: Record<string, string> }): Promise<RestResponse>;
+	/**
+	 * Creates credentials as the editor does (`POST /rest/credentials`, the owner's session; n8n encrypts the data) and
+	 * returns their ids, in order. n8n assigns the ids (both lines ignore the requested `id`); a workflow imported
+	 * afterwards through this server that names a credential by its requested id is pointed at the created one.
+	 */
+	importCredentials(credentials: CredentialImport[]): Promise<string[]>;
+	importCredential(credential: CredentialImport): Promise<string>;
+	/** The id n8n gave the credential imported with `requestedId` (the id itself when none was). */
+	credentialId(requestedId: string): string;
+	/**
+	 * Creates workflows as the editor does (`POST /rest/workflows`) and returns their ids, in order: n8n 2.x keeps a
+	 * given `id`, 1.x always assigns one, so use the returned ids. Defaults as the CLI import: inactive, execution order
+	 * v1, no connections. Credential references are mapped as importCredentials says.
+	 */
+	importWorkflows(workflows: Array<Record<string, unknown>>): Promise<string[]>;
+	importWorkflow(workflow: Record<string, unknown>): Promise<string>;
+	/**
+	 * Activates (2.x: publishes) the workflows as the editor's toggle does (`POST /rest/workflows/<id>/activate` with
+	 * the current version): their production webhooks, forms and chat triggers register at once, no restart needed.
+	 */
+	activateWorkflows(ids: string[]): Promise<void>;
 	/** SIGTERM to n8n and its task runner, SIGKILL after 15 s. */
 	stop(): Promise<void>;
 }
@@ -177,5 +198,85 @@ async function startOnce(home: N8nHome, options: ServerOptions): Promise<N8nServ
 		return needsSetup ? await setupOwner(owner) : await login(owner.email, owner.password);
 	};
 
-	return { url, port, process: child, healthyAfterMs, readyAfterMs, setupOwner, login, ownerSession, rest, stop };
+	// Set-up over REST runs in the owner's session, made once per server on first use.
+	let setupCookie: Promise<string> | undefined;
+	const setupRest = async (method: string, path: string, body?: unknown): Promise<any> => { // eslint-disable-line @typescript-eslint/no-explicit-any
+		setupCookie ??= ownerSession();
+		const response = await rest(method, path, { cookie: await setupCookie, body });
+		if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(response.body).slice(0, 1000)}`);
+		return response.body.data;
+	};
+	const credentialIds = new Map<string, string>();
+	const versionIds = new Map<string, string>();
+
+	const importCredentials = async (credentials: CredentialImport[]) =>
+		await timed('rest', `import ${credentials.length} credential(s) (REST)`, async () => {
+			const ids: string[] = [];
+			for (const { id, name, type, data } of credentials) {
+				const created = (await setupRest('POST', '/rest/credentials', { name, type, data })) as { id: string };
+				credentialIds.set(id, created.id);
+				home.record(`\n(REST) credential "${name}" (${type}) created as ${created.id}\n`);
+				ids.push(created.id);
+			}
+			return ids;
+		});
+
+	const withCredentialIds = (nodes: unknown): unknown =>
+		Array.isArray(nodes)
+			? nodes.map((node: { credentials?: Record<string, { id?: string | null; name?: string }> }) =>
+					node.credentials
+						? {
+								...node,
+								credentials: Object.fromEntries(
+									Object.entries(node.credentials).map(([type, ref]) => [
+										type,
+										ref?.id && credentialIds.has(ref.id) ? { ...ref, id: credentialIds.get(ref.id) } : ref,
+									]),
+								),
+							}
+						: node,
+				)
+			: nodes;
+
+	const importWorkflows = async (workflows: Array<Record<string, unknown>>) =>
+		await timed('rest', `import ${workflows.length} workflow(s) (REST)`, async () => {
+			const ids: string[] = [];
+			for (const workflow of workflows) {
+				// n8n sets `active` (false) and `versionId` itself; activateWorkflows publishes.
+				const body = { settings: { executionOrder: 'v1' }, connections: {}, ...workflow, nodes: withCredentialIds(workflow.nodes) };
+				const created = (await setupRest('POST', '/rest/workflows', body)) as { id: string; versionId: string };
+				versionIds.set(created.id, created.versionId);
+				home.record(`\n(REST) workflow "${String(workflow.name)}" created as ${created.id}\n`);
+				ids.push(created.id);
+			}
+			return ids;
+		});
+
+	const activateWorkflows = async (ids: string[]) =>
+		await timed('rest', `activate ${ids.length} workflow(s) (REST)`, async () => {
+			for (const id of ids) {
+				const versionId = versionIds.get(id) ?? ((await setupRest('GET', `/rest/workflows/${id}`)) as { versionId: string }).versionId;
+				await setupRest('POST', `/rest/workflows/${id}/activate`, { versionId });
+				home.record(`\n(REST) workflow ${id} activated\n`);
+			}
+		});
+
+	return {
+		url,
+		port,
+		process: child,
+		healthyAfterMs,
+		readyAfterMs,
+		setupOwner,
+		login,
+		ownerSession,
+		rest,
+		importCredentials,
+		importCredential: async (credential) => (await importCredentials([credential]))[0],
+		credentialId: (requestedId) => credentialIds.get(requestedId) ?? requestedId,
+		importWorkflows,
+		importWorkflow: async (workflow) => (await importWorkflows([workflow]))[0],
+		activateWorkflows,
+		stop,
+	};
 }
