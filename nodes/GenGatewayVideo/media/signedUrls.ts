@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { warnOnce } from '../../shared/run/executionHints';
 import { normaliseBaseUrl } from '../../shared/transport/baseUrl';
-import { CREDENTIAL_TYPE } from '../../shared/transport/transport';
+import { credentialsOf } from '../../shared/transport/credentials';
 import type { CheckedBinary } from './binarySources';
 import { BinarySourceProblem } from './binarySources';
 import { webhookUrlSources, webhookUrlVariable } from './publicUrl';
@@ -86,7 +86,7 @@ export function issueSignedUrls(ctx: IExecuteFunctions, checked: CheckedBinary[]
  */
 export async function checkReachable(ctx: IExecuteFunctions, issued: IssuedUrl[]): Promise<string[]> {
 	if (issued.length === 0) return [];
-	const serviceBaseUrl = normaliseBaseUrl((await ctx.getCredentials(CREDENTIAL_TYPE)).baseUrl);
+	const serviceBaseUrl = normaliseBaseUrl((await credentialsOf(ctx)).baseUrl);
 	const variable = webhookUrlVariable(ctx.helpers);
 	const problem = unreachableProblem(serviceBaseUrl, issued[0].url);
 	if (problem) {

@@ -8,8 +8,8 @@ import { joinUrl, normaliseBaseUrl } from '../../shared/transport/baseUrl';
 import { asNodeError, redact } from '../../shared/transport/errors';
 import { headerMimeType, headerText } from '../../shared/transport/redaction';
 import type { Lane } from '../../shared/transport/lane';
+import { credentialsOf } from '../../shared/transport/credentials';
 import {
-	CREDENTIAL_TYPE,
 	credentialSecrets,
 	downloadUrl,
 	gatewayStream,
@@ -64,7 +64,7 @@ async function openContent(
 	if (response.statusCode < 300 || response.statusCode >= 400) return response;
 	response.close();
 	const location = response.headers.location;
-	const base = normaliseBaseUrl((await ctx.getCredentials(CREDENTIAL_TYPE)).baseUrl);
+	const base = normaliseBaseUrl((await credentialsOf(ctx)).baseUrl);
 	let target: URL;
 	try {
 		target = new URL(String(Array.isArray(location) ? location[0] : location), joinUrl(base, path));

@@ -9,6 +9,7 @@ import type {
 } from 'n8n-workflow';
 
 import { joinUrl, normaliseBaseUrl } from './baseUrl';
+import { CREDENTIAL_TYPE, credentialsOf, decryptedCredentials } from './credentials';
 import { apiErrorFromResponse, asNodeError, messageFromBody, networkError, redact } from './errors';
 import type { Lane } from './lane';
 import { pacerOf } from './pacer';
@@ -32,7 +33,6 @@ import { abortableSleep } from './wait';
  * retried only where that is safe: a paid submission whose outcome is unknown is never sent twice.
  */
 
-export const CREDENTIAL_TYPE = 'genGatewayApi';
 
 /** Node's Readable, named through n8n's own helper type (community nodes may not import 'stream'). */
 export type Readable = Exclude<Parameters<IExecuteFunctions['helpers']['prepareBinaryData']>[0], Buffer>;
@@ -218,7 +218,7 @@ function failureCause(ctx: GatewayFunctions, error: unknown): FailureCause | und
  */
 export async function credentialSecrets(ctx: GatewayFunctions): Promise<string[]> {
 	try {
-		const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
+		const credentials = await credentialsOf(ctx);
 		return typeof credentials.apiKey === 'string' ? secretVariants(credentials.apiKey) : [];
 	} catch {
 		return [];
@@ -226,7 +226,7 @@ export async function credentialSecrets(ctx: GatewayFunctions): Promise<string[]
 }
 
 async function baseUrlOf(ctx: GatewayFunctions): Promise<string> {
-	const credentials = await ctx.getCredentials(CREDENTIAL_TYPE);
+	const credentials = await credentialsOf(ctx);
 	return credentials.baseUrl as string;
 }
 
@@ -483,7 +483,10 @@ async function send(
 		async () => {
 			const { body } = request;
 			options.body = typeof body === 'function' ? body() : body;
-			return (await ctx.helpers.httpRequestWithAuthentication.call(self, CREDENTIAL_TYPE, options)) as IN8nHttpFullResponse;
+			// The run's one read of the credential (credentials.ts): n8n reads nothing more, and sends this key.
+			return (await ctx.helpers.httpRequestWithAuthentication.call(self, CREDENTIAL_TYPE, options, {
+				credentialsDecrypted: await decryptedCredentials(ctx),
+			})) as IN8nHttpFullResponse;
 		},
 	);
 }
