@@ -8,9 +8,8 @@ import * as os from 'os';
 import * as path from 'path';
 
 import { timed } from '../../timing/phases';
-import { createN8nHome, freePort, randomId, type N8nHome, type N8nServer } from '../n8n';
+import { createN8nHome, freePort, randomId, type CredentialImport, type N8nHome, type N8nServer } from '../n8n';
 import { startService, tail, type ServiceProcess } from './process';
-import { activateWorkflows } from '../workflows/imports';
 import { ensureQueueServices, startPostgres, startRedis, type PostgresServer, type RedisServer } from './services';
 import { videoWebhookWorkflow, WEBHOOK_PATH } from './workflow';
 
@@ -160,6 +159,31 @@ async function startWorker(home: N8nHome, readyTimeoutMs: number, concurrency?: 
 	return worker;
 }
 
+/**
+ * The credential and the workflows into the running main, activated there; returns the workflow ids, which are the
+ * workflows' own: callers (tests, bench/scale) name them by the ids they gave. n8n 2.x keeps a given id over REST;
+ * 1.x assigns its own, so there the main's CLI imports them (into the shared database) and REST activates them.
+ */
+async function importAndActivate(
+	main: N8nServer,
+	home: N8nHome,
+	workflows: Array<Record<string, unknown>>,
+	credential: CredentialImport,
+): Promise<string[]> {
+	let ids: string[];
+	if (home.install.major === 1) {
+		await home.importCredential(credential);
+		ids = await home.importWorkflows(workflows);
+	} else {
+		await main.importCredential(credential);
+		ids = await main.importWorkflows(workflows);
+	}
+	const lost = workflows.filter((workflow, index) => typeof workflow.id === 'string' && workflow.id !== ids[index]);
+	if (lost.length > 0) throw new Error(`n8n gave ${lost.length} workflow(s) other ids than their own: ${ids.join(', ')}`);
+	await main.activateWorkflows(ids);
+	return ids;
+}
+
 export async function startQueueCluster(options: QueueClusterOptions): Promise<QueueCluster> {
 	const readyTimeoutMs = options.readyTimeoutMs ?? 180_000;
 	const { redisServer, postgresBin } = ensureQueueServices();
@@ -187,20 +211,24 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 		const workerHome = await createN8nHome({ env });
 		homes.push(workerHome);
 
-		// Through the main's CLI: the first call runs n8n's migrations on PostgreSQL.
+		// The main first: its start runs n8n's migrations on PostgreSQL (1.x takes no migration lock: a worker starting
+		// beside it could run them twice).
+		const [main] = await startTogether(n8nProcesses, [mainHome.startServer({ readyTimeoutMs })]);
+		// Then the worker, while the main imports and activates the workflows through its REST API as the editor does.
 		const credential = { id: randomId(), name: 'Gen Gateway (queue e2e)' };
-		await mainHome.importCredential({ ...credential, type: 'genGatewayApi', data: { baseUrl: options.baseUrl, apiKey: options.apiKey } });
-		// All workflows with one CLI call (each is a cold n8n start).
-		const [workflowId, ...extraIds] = await mainHome.importWorkflows([
-			videoWebhookWorkflow(credential),
-			...(options.extraWorkflows?.(credential) ?? []),
+		const workflows = [videoWebhookWorkflow(credential), ...(options.extraWorkflows?.(credential) ?? [])];
+		const [started, imported] = await Promise.allSettled([
+			startTogether(n8nProcesses, [startWorker(workerHome, readyTimeoutMs, options.workerConcurrency)]),
+			importAndActivate(main, mainHome, workflows, {
+				...credential,
+				type: 'genGatewayApi',
+				data: { baseUrl: options.baseUrl, apiKey: options.apiKey },
+			}),
 		]);
-		await activateWorkflows(mainHome, [workflowId, ...extraIds]);
-
-		const [firstWorker, main] = await startTogether(n8nProcesses, [
-			startWorker(workerHome, readyTimeoutMs, options.workerConcurrency),
-			mainHome.startServer({ readyTimeoutMs }),
-		]);
+		if (started.status === 'rejected') throw started.reason;
+		if (imported.status === 'rejected') throw imported.reason;
+		const [firstWorker] = started.value;
+		const [workflowId] = imported.value;
 		// Production webhooks answer once the main has registered the active workflow's webhook (after its REST API
 		// answers). A CORS preflight asks which methods the path has without running anything: 204 with POST once
 		// registered, an error before (n8n 1.x and 2.x alike).
