@@ -1,15 +1,14 @@
 // The main jobs in a real n8n (2.41.1) against the mock speaking as new-api, the gateway the service interface comes
 // from (test/mock/README.md, "The new-api personality"; issue 27): every task starts NOT_START and goes SUBMITTED,
 // QUEUED, IN_PROGRESS before SUCCESS; statuses are flat, artifacts are [] until SUCCESS, content answers Range, a wrong
-// key is 401, streams carry `: PING` and a usage chunk, the model list is new-api's. One n8n home, one import per
-// kind, one `n8n execute` of a workflow whose branches run every job (each node continues on fail, so one broken job
-// shows as its own failure and the others still run), one `n8n start` for the credential test.
+// key is 401, streams carry `: PING` and a usage chunk, the model list is new-api's. One n8n home, one `n8n start`
+// (the imports over its REST API, and the credential test), one `n8n execute` of a workflow whose branches run every
+// job (each node continues on fail, so one broken job shows as its own failure and the others still run).
 // Time: about 45 s on a quiet machine, 65-75 s on a busy one: the `n8n execute` takes 22-26 s because its three
-// video tasks (3 s, 6 s, 7.5 s of mock time, polled and looped as a user's would be) run one branch after another; then
-// `n8n start` (10-14 s) for the credential test and two imports (4-6 s each).
+// video tasks (3 s, 6 s, 7.5 s of mock time, polled and looped as a user's would be) run one branch after another;
+// `n8n start` takes 10-14 s.
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import type { LogEntry } from '../mock/types';
-import { importWorkflows } from './workflows/imports';
 import { type NodeSettings, type SettingsNodeSpec, videoNode } from './workflows/oneNode';
 import { explain, logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256 } from './workflows/runs';
 import {
@@ -266,8 +265,11 @@ describe('the main jobs in a real n8n against the mock speaking as new-api', () 
 			type: 'genGatewayApi',
 			data: { baseUrl: mock.url, apiKey: wrongKey },
 		};
-		await home.importCredentials([credential, refusedCredential]);
-		[workflowId] = await importWorkflows(home, [mainJobs(credential, refusedCredential)]);
+		// The server first (it runs n8n's migrations); the imports go through its REST API as the editor's do, and the
+		// credential test below asks the same server. n8n assigns the credentials' ids: the workflow names n8n's.
+		server = await home.startServer();
+		[credential.id, refusedCredential.id] = await server.importCredentials([credential, refusedCredential]);
+		workflowId = await server.importWorkflow(mainJobs(credential, refusedCredential));
 		const seen = await logCursor(mock);
 		run = await home.execute(workflowId);
 		log = await seen();
@@ -455,7 +457,7 @@ describe('the main jobs in a real n8n against the mock speaking as new-api', () 
 	it(
 		'the credential test: OK with the key, refused with a wrong one (new-api answers 401); no key anywhere',
 		async () => {
-			server = await home.startServer();
+			if (!server) throw new Error('needs the server beforeAll started');
 			const cookie = await server.ownerSession();
 			const answers: string[] = [];
 			const test = async (data: Record<string, unknown>) => {
