@@ -4,7 +4,7 @@
 // and credentials the fixture holds. That is what makes the fixtures "as the editor saves them"; the jest test
 // (test/integration/savedWorkflows.test.ts) then holds the current code to them in seconds.
 // Time: about 70 s: one n8n start and one Chromium, then for each fixture workflow an open, a save and two REST reads
-// (about 4 s each); most of the rest is the n8n CLI importing two credentials and the workflows, and the build.
+// (about 4 s each); most of the rest is the build. The imports go through the server's REST API.
 import { launchChromium, type BrowserSession } from './browser/chromium';
 import { UI_TIMEOUT, signIn } from './browser/editor';
 import { step } from './browser/screenshots';
@@ -26,6 +26,19 @@ const comparable = (nodes: SavedNode[]) =>
 		.map(({ name, type, typeVersion, parameters, credentials }) => ({ name, type, typeVersion, parameters, credentials }))
 		.sort((a, b) => a.name.localeCompare(b.name));
 
+/** A fixture's nodes as imported: the same, but each credential named by the id n8n gave it on import. */
+const imported = (nodes: SavedNode[], server: N8nServer) =>
+	nodes.map((node) =>
+		node.credentials
+			? {
+					...node,
+					credentials: Object.fromEntries(
+						Object.entries(node.credentials).map(([type, ref]) => [type, { ...ref, id: server.credentialId(ref.id) }]),
+					),
+				}
+			: node,
+	);
+
 describe('saved-workflow fixtures in n8n and its editor (real Chromium)', () => {
 	const apiKey = 'saved-workflows-e2e-key-0123456789';
 	let mock: MockClient;
@@ -43,16 +56,15 @@ describe('saved-workflow fixtures in n8n and its editor (real Chromium)', () => 
 	beforeAll(async () => {
 		mock = await spawnMockProcess({ apiKey });
 		home = await createN8nHome({ build: true, logLevel: 'info' });
-		await home.importCredential({ ...CREDENTIAL, type: 'genGatewayApi', data: { baseUrl: mock.url, apiKey } });
-		await home.importCredential({
-			id: 'GgFixtureOpenAi1',
-			name: 'Gen Gateway as OpenAI',
-			type: 'openAiApi',
-			data: { apiKey, url: `${mock.url}/v1` },
-		});
-		await home.importWorkflows(fixtures.map((fixture) => fixture.workflow as unknown as Record<string, unknown>));
 		server = await home.startServer();
 		cookie = await server.ownerSession();
+		// Imported through the server's REST API as the editor imports: the workflows keep their ids (2.x), the
+		// credentials get n8n's (imported() maps the fixtures' references to them).
+		await server.importCredentials([
+			{ ...CREDENTIAL, type: 'genGatewayApi', data: { baseUrl: mock.url, apiKey } },
+			{ id: 'GgFixtureOpenAi1', name: 'Gen Gateway as OpenAI', type: 'openAiApi', data: { apiKey, url: `${mock.url}/v1` } },
+		]);
+		await server.importWorkflows(fixtures.map((fixture) => fixture.workflow as unknown as Record<string, unknown>));
 		browser = await launchChromium({ width: 1600, height: 1000 });
 		await step(browser.page, 'sign in', () => signIn(browser.page, server.url, DEFAULT_OWNER.email, DEFAULT_OWNER.password));
 	}, SETUP_TIMEOUT);
@@ -81,7 +93,7 @@ describe('saved-workflow fixtures in n8n and its editor (real Chromium)', () => 
 		async (_, fixture) => {
 			const id = fixture.workflow.id;
 			const before = await stored(id);
-			expect(comparable(before.nodes)).toEqual(comparable(fixture.workflow.nodes));
+			expect(comparable(before.nodes)).toEqual(comparable(imported(fixture.workflow.nodes, server)));
 
 			const page = browser.page;
 			await step(page, `open ${fixture.file} and save it`, async () => {
@@ -103,7 +115,7 @@ describe('saved-workflow fixtures in n8n and its editor (real Chromium)', () => 
 			});
 			const after = await stored(id);
 			expect(after.versionId).not.toBe(before.versionId);
-			expect(comparable(after.nodes)).toEqual(comparable(fixture.workflow.nodes));
+			expect(comparable(after.nodes)).toEqual(comparable(imported(fixture.workflow.nodes, server)));
 		},
 		TEST_TIMEOUT,
 	);
