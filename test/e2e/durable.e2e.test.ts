@@ -22,7 +22,6 @@ import type { LogEntry } from '../mock/types';
 import { durableWebhookWorkflow } from './workflows/durableWorkflow';
 import { exampleCredential, type ExampleWorkflow } from './workflows/examples';
 import { readExecution, waitForExecutions, waitForWebhook, type ExecutionSummary } from './workflows/executions';
-import { activateWorkflows, importWorkflows } from './workflows/imports';
 import { SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
 import { createN8nHome, randomId, type N8nHome, type N8nServer } from './n8n';
 import { describeRestart, executionsToRecover, watchStartupRecovery } from './support/eventLog';
@@ -57,11 +56,7 @@ describe('durable wait in a real n8n: Generate → Wait → Check, across a SIGK
 	beforeAll(async () => {
 		mock = await spawnMockProcess({ apiKey });
 		home = await createN8nHome({ build: true });
-		await home.importCredential(exampleCredential(mock.url, apiKey));
 		workflow = durableWebhookWorkflow({ id: 'ggDurableE2e0001', webhookPath: WEBHOOK_PATH, waitSeconds: WAIT_SECONDS });
-		await importWorkflows(home, [workflow]);
-		// Active before the server starts: the production webhook is registered at start-up.
-		await activateWorkflows(home, [workflow.id]);
 	}, SETUP_TIMEOUT);
 
 	afterAll(async () => {
@@ -75,6 +70,11 @@ describe('durable wait in a real n8n: Generate → Wait → Check, across a SIGK
 		async () => {
 			server = await home.startServer();
 			let cookie = await server.ownerSession();
+			// Imported and activated through the server's REST API as the editor does (n8n 1.x gives the workflow an id
+			// of its own: the test goes on with n8n's).
+			await server.importCredential(exampleCredential(mock.url, apiKey));
+			workflow.id = await server.importWorkflow(workflow);
+			await server.activateWorkflows([workflow.id]);
 			await waitForWebhook(server, WEBHOOK_PATH);
 			for (const prompt of Object.values(PROMPTS)) {
 				const response = await fetch(`${server.url}/webhook/${WEBHOOK_PATH}`, {
