@@ -1,6 +1,6 @@
 // The Models node inside a real n8n (2.41.1, or 1.123.81 with GEN_GATEWAY_E2E_N8N=1): our built package installed as a
-// community package, a credential imported through n8n's CLI, the workflow run by `n8n execute`, and the mock
-// service as a real server on loopback.
+// community package, the credential and workflows imported through the REST API of the home's `n8n start` (as the
+// editor imports), each workflow run by `n8n execute`, and the mock service as a real server on loopback.
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import {
 	createN8nHome,
@@ -12,6 +12,7 @@ import {
 	type CredentialImport,
 	type ExecuteResult,
 	type N8nHome,
+	type N8nServer,
 } from './n8n';
 
 const SETUP_TIMEOUT = 20 * 60_000; // a first run installs n8n (minutes); later runs find it in about 0.1 s
@@ -26,6 +27,7 @@ describe('Gen Gateway Models in a real n8n', () => {
 	const apiKey = `sk-e2e-${randomId(24)}`;
 	let mock: MockClient;
 	let home: N8nHome;
+	let server: N8nServer;
 	let credential: CredentialImport;
 
 	const modelsWorkflow = (credentialRef: CredentialImport) =>
@@ -47,10 +49,13 @@ describe('Gen Gateway Models in a real n8n', () => {
 			type: 'genGatewayApi',
 			data: { baseUrl: mock.url, apiKey },
 		};
-		await home.importCredential(credential);
+		server = await home.startServer();
+		// n8n gives the credential an id of its own: the workflows name n8n's.
+		credential.id = await server.importCredential(credential);
 	}, SETUP_TIMEOUT);
 
 	afterAll(async () => {
+		await server?.stop();
 		await mock?.stop();
 		await home?.dispose();
 	});
@@ -63,7 +68,7 @@ describe('Gen Gateway Models in a real n8n', () => {
 			expect(offered.length).toBeGreaterThan(0);
 
 			const before = Math.max(0, ...(await mock.log()).map((entry) => entry.seq));
-			const run = await home.execute(await home.importWorkflow(modelsWorkflow(credential)));
+			const run = await home.execute(await server.importWorkflow(modelsWorkflow(credential)));
 
 			if (run.exitCode !== 0 || runError(run.json) || !run.json) throw new Error(`the run failed: ${explain(run)}`);
 			const listed = nodeJson(run.json, 'Models').map((model) => model.id);
@@ -85,9 +90,9 @@ describe('Gen Gateway Models in a real n8n', () => {
 				type: 'genGatewayApi',
 				data: { baseUrl: mock.url, apiKey: `sk-wrong-${randomId(24)}` },
 			};
-			await home.importCredential(wrong);
+			wrong.id = await server.importCredential(wrong);
 
-			const run = await home.execute(await home.importWorkflow(modelsWorkflow(wrong)));
+			const run = await home.execute(await server.importWorkflow(modelsWorkflow(wrong)));
 
 			expect({ exitCode: run.exitCode, ran: run.json !== undefined }).toEqual({ exitCode: 1, ran: true });
 			const error = runError(run.json);
@@ -101,7 +106,7 @@ describe('Gen Gateway Models in a real n8n', () => {
 	it('never writes the API key to output, logs or any file of the n8n home', async () => {
 		// Runs on its own too (jest -t): then it makes the run the scan needs.
 		if (!home.logs().includes('Start executing node "Models"')) {
-			await home.execute(await home.importWorkflow(modelsWorkflow(credential)));
+			await home.execute(await server.importWorkflow(modelsWorkflow(credential)));
 		}
 		// n8n's output (debug level), its database and every other file of the home are free of the key.
 		// Positive controls: the scan reads n8n's output and its sqlite database (the workflow name is stored plainly;
@@ -115,7 +120,6 @@ describe('Gen Gateway Models in a real n8n', () => {
 	it(
 		'is offered by the n8n server with its credential type',
 		async () => {
-			const server = await home.startServer();
 			try {
 				const cookie = await server.ownerSession();
 				const nodes = await server.rest('GET', '/types/nodes.json', { cookie });
