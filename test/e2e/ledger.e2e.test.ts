@@ -1,5 +1,5 @@
-// Time: about 115 s (measured 115 s on 2.41.1 and 114 s on 1.123.81: one home, three cold CLI calls 16-21 s, two
-// `n8n start` 26 s, the run and its 25 s tasks 48 s). The task ledger (issue 30) in a real n8n (2.41.1; 1.123.81 in
+// Time: about 75 s (measured 74.5 s on 2.41.1, quiet machine: one home, two `n8n start` 17 s, the imports over the
+// server's REST API 0.3 s, the run and its 25 s tasks 54 s; 115 s before, with three cold CLI imports). The task ledger (issue 30) in a real n8n (2.41.1; 1.123.81 in
 // the 1.x smoke), one process on SQLite: Webhook → Split Out → Generate with Options → Task Ledger naming an n8n
 // Data Table. n8n is SIGKILLed while its tasks run (all accepted, the in-process wait going on) and started again:
 // the execution is `crashed`, its tasks are in the table, and Retry (REST, as the editor's button) adopts every one
@@ -8,7 +8,6 @@ import { spawnMockProcess, type MockClient } from '../mock/process';
 import { timed } from '../timing/phases';
 import { exampleCredential } from './workflows/examples';
 import { listExecutions, readExecution, waitForExecutions, waitForWebhook } from './workflows/executions';
-import { activateWorkflows, importWorkflows } from './workflows/imports';
 import { createLedgerTable, ledgerRows } from './workflows/ledgerTable';
 import { GENERATE_NODE, ledgerWorkflow, own, postWebhook, until } from './workflows/ledgerWorkflow';
 import { SETUP_TIMEOUT, submissionsIn } from './workflows/runs';
@@ -33,12 +32,6 @@ describe('task ledger in a real n8n: a crashed execution\'s tasks are adopted by
 		// of overlapping transactions (this test's reads of the table while the run writes it did so, 1 run in 3) and
 		// what it writes after is lost by the kill.
 		home = await createN8nHome({ build: true, env: { DB_SQLITE_POOL_SIZE: '3' } });
-		const credential = exampleCredential(mock.url, apiKey);
-		await home.importCredential(credential);
-		const workflow = ledgerWorkflow({ id: 'ggLedgerCrash001', webhookPath: PATH, credential: { id: credential.id, name: credential.name } });
-		workflowId = workflow.id;
-		await importWorkflows(home, [workflow]);
-		await activateWorkflows(home, [workflow.id]);
 	}, SETUP_TIMEOUT);
 
 	afterAll(async () => {
@@ -50,6 +43,13 @@ describe('task ledger in a real n8n: a crashed execution\'s tasks are adopted by
 	it('SIGKILL while the tasks run, start again, Retry: every task adopted, none POSTed again, every row delivered (n8n1-smoke)', async () => {
 		server = await home.startServer();
 		let cookie = await server.ownerSession();
+		// Imported and activated through the server's REST API as the editor does (1.x gives the workflow its own id).
+		const credential = exampleCredential(mock.url, apiKey);
+		await server.importCredential(credential);
+		workflowId = await server.importWorkflow(
+			ledgerWorkflow({ id: 'ggLedgerCrash001', webhookPath: PATH, credential: { id: credential.id, name: credential.name } }),
+		);
+		await server.activateWorkflows([workflowId]);
 		const table = await createLedgerTable(server, cookie, 'Video task ledger');
 		await waitForWebhook(server, PATH);
 		expect(await postWebhook(server.url, PATH, { ledger: table.id, prompts: PROMPTS })).toBe(200);
