@@ -1,4 +1,4 @@
-// Time: about 40 s (measured 40.4 s: one home, three cold CLI calls 17 s, one `n8n start` 14 s, the run 6 s).
+// Time: about 25 s (one home, one `n8n start` 14 s, the imports over its REST API, the run 6 s).
 // examples/form-upload-to-video.json, unchanged, in a real n8n 2.41.1 served by `n8n start` (issue 32): a picture
 // posted to the workflow's production form becomes the video's first frame by binary. n8n signs a URL for the uploaded
 // file (`/rest/binary-data/signed?token=…`, valid for the node's Max Wait), the mock service (on loopback, as its own
@@ -11,7 +11,6 @@ import { deterministicPng } from '../mock/media';
 import { timed } from '../timing/phases';
 import { exampleCredential, loadExample, type ExampleWorkflow } from './workflows/examples';
 import { readExecution, waitForExecutions } from './workflows/executions';
-import { activateWorkflows, importWorkflows } from './workflows/imports';
 import { RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
 import { createN8nHome, randomId, type N8nHome, type N8nServer } from './n8n';
 
@@ -56,11 +55,7 @@ describe('examples/form-upload-to-video.json in a real n8n: an uploaded picture 
 	beforeAll(async () => {
 		mock = await spawnMockProcess({ apiKey, defaults: { queuedMs: 0, runMs: 0 } });
 		home = await createN8nHome({ build: true });
-		await home.importCredential(exampleCredential(mock.url, apiKey));
 		workflow = loadExample(EXAMPLE);
-		await importWorkflows(home, [workflow]);
-		// Active before the server starts: the production form is registered at start-up.
-		await activateWorkflows(home, [workflow.id]);
 	}, SETUP_TIMEOUT);
 
 	afterAll(async () => {
@@ -74,6 +69,10 @@ describe('examples/form-upload-to-video.json in a real n8n: an uploaded picture 
 		async () => {
 			server = await home.startServer();
 			const cookie = await server.ownerSession();
+			// Imported and activated through the server's REST API as the editor does: the production form registers.
+			await server.importCredential(exampleCredential(mock.url, apiKey));
+			workflow.id = await server.importWorkflow(workflow);
+			await server.activateWorkflows([workflow.id]);
 			const formUrl = `${server.url}/form/${formPath(workflow)}`;
 			await waitForForm(formUrl);
 
