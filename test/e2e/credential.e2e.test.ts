@@ -62,9 +62,10 @@ describe('Gen Gateway API credential test in a real n8n', () => {
 		mock = await spawnMockProcess({ apiKey });
 		home = await createN8nHome({ build: true });
 		credential = { id: randomId(), name: 'Gen Gateway (credential e2e)', type: 'genGatewayApi', data: { baseUrl: mock.url, apiKey } };
-		await home.importCredential(credential);
 		server = await home.startServer();
 		cookie = await server.ownerSession();
+		// Created as the editor's dialog creates it (REST); n8n gives it its id.
+		credential.id = await server.importCredential(credential);
 	}, SETUP_TIMEOUT);
 
 	afterAll(async () => {
