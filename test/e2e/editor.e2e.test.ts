@@ -97,9 +97,12 @@ describe('Video node in n8n’s editor (real Chromium)', () => {
 			type: 'genGatewayApi',
 			data: { baseUrl: mock.url, apiKey },
 		};
-		await home.importCredential(credential);
+		server = await timed('n8n start', () => home.startServer());
+		await server.ownerSession(); // creates the owner the browser signs in as
+		// Imported through the server's REST API as the editor does; n8n gives the credential its id.
+		credential.id = await server.importCredential(credential);
 		// Opened on the last model, so the first model of the matrix is also reached by a real pick.
-		workflowId = await home.importWorkflow(
+		workflowId = await server.importWorkflow(
 			linearWorkflow('Video in the editor', [
 				{
 					name: NODE_NAME,
@@ -109,8 +112,6 @@ describe('Video node in n8n’s editor (real Chromium)', () => {
 				},
 			]),
 		);
-		server = await timed('n8n start', () => home.startServer());
-		await server.ownerSession(); // creates the owner the browser signs in as
 		// Tall enough for the whole Generate panel without scrolling; 2x pixels for readable docs screenshots.
 		browser = await timed('Chromium launch', () => launchChromium({ width: 1280, height: 1800 }, 2));
 		await timed('sign in', () =>
