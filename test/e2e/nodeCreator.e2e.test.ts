@@ -71,9 +71,9 @@ describe('the "+" panel finds the package’s nodes (real Chromium)', () => {
 
 	beforeAll(async () => {
 		home = await createN8nHome({ build: true, logLevel: 'info' });
-		workflowId = await home.importWorkflow(linearWorkflow('Find the nodes', []));
 		server = await home.startServer();
 		await server.ownerSession(); // creates the owner the browser signs in as
+		workflowId = await server.importWorkflow(linearWorkflow('Find the nodes', []));
 		browser = await launchChromium({ width: 1280, height: 900 });
 		await step(browser.page, 'sign in', () => signIn(browser.page, server.url, DEFAULT_OWNER.email, DEFAULT_OWNER.password));
 		await step(browser.page, 'open the workflow', () => openWorkflow(browser.page, server.url, workflowId));
