@@ -1,4 +1,5 @@
-// Several workflows in one `n8n import:workflow` (each CLI call is a cold n8n start of several seconds).
+// Several workflows in one `n8n import:workflow` (each CLI call is a cold n8n start of several seconds), for a home
+// without a server; with one, `server.importWorkflows` and `server.activateWorkflows` (support/server.ts) do it over REST.
 import * as fs from 'fs';
 import * as path from 'path';
 
@@ -24,17 +25,4 @@ export async function importWorkflows(home: N8nHome, workflows: Array<Record<str
 		fs.rmSync(file, { force: true });
 	}
 	return prepared.map((workflow) => workflow.id);
-}
-
-/**
- * Activates the workflows (one CLI call each), before the server starts: n8n registers production webhooks and forms
- * at start-up.
- */
-export async function activateWorkflows(home: Pick<N8nHome, 'cli'>, ids: string[]): Promise<void> {
-	for (const id of ids) {
-		const activation = await home.cli(['update:workflow', `--id=${id}`, '--active=true']);
-		if (activation.exitCode !== 0) {
-			throw new Error(`n8n update:workflow --id=${id} failed:\n${activation.stdout}\n${activation.stderr}`);
-		}
-	}
 }
