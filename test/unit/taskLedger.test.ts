@@ -9,7 +9,7 @@ import { recoverTasks } from '../../nodes/shared/ledger/recovery';
 import { TABLE_ATTEMPTS, tableWorkflow } from '../../nodes/shared/ledger/tableRun';
 import type { TableOp } from '../../nodes/shared/ledger/tableRun';
 import { LEDGER_COLUMNS } from '../../nodes/shared/ledger/ledgerTable';
-import { LEASE_MS, openLedger } from '../../nodes/shared/ledger/taskLedger';
+import { itemKeys, LEASE_MS, openLedger } from '../../nodes/shared/ledger/taskLedger';
 import type { TaskLedger } from '../../nodes/shared/ledger/taskLedger';
 import { OUTCOME_UNKNOWN } from '../../nodes/shared/transport/errors';
 import type { Lane } from '../../nodes/shared/transport/lane';
@@ -32,16 +32,23 @@ interface RunOptions {
 	runIndex?: number;
 	/** The run data n8n has saved, per execution. */
 	saved?: Record<string, IRunExecutionData>;
+	/** The node's input items' JSON (what each item's `item_key` is made of); by default item i is `{ item: i }`. */
+	inputs?: IDataObject[];
 }
 
+const INPUTS = Array.from({ length: 8 }, (_, item) => ({ item }));
+/** The default inputs' item keys, by item index. */
+const KEYS = itemKeys(INPUTS.map((json) => ({ json })));
+
 /** What TaskLedger asks of n8n's execute context, no more. */
-function contextFor(table: FakeDataTable, executionId: string, { mode = 'manual', saved = {} }: RunOptions): Context {
+function contextFor(table: FakeDataTable, executionId: string, { mode = 'manual', saved = {}, inputs = INPUTS }: RunOptions): Context {
 	const warnings: string[] = [];
 	const ctx = {
 		getNode: () => ({ ...NODE, type: 'genGatewayVideo', typeVersion: 1, position: [0, 0], parameters: {} }),
 		getExecutionId: () => executionId,
 		getWorkflow: () => ({ id: WORKFLOW, name: 'Ledger', active: false }),
 		getMode: () => mode,
+		getInputData: () => inputs.map((json) => ({ json })),
 		executeWorkflow: table.executeWorkflow,
 		getExecutionDataById: async (id: string) => saved[id],
 		getExecutionCancelSignal: () => undefined,
@@ -148,7 +155,7 @@ describe('the fake Data Table reads the sub-workflows tableWorkflow() builds, an
 	});
 });
 
-describe('identity: run_key = workflow/node/run index, item_key = item index, never the body', () => {
+describe('identity: run_key = workflow/node/run index, item_key = the input item (itemKeys), never the body', () => {
 	it('two identical requests at different item indexes are two rows, both paid and accepted', async () => {
 		const table = newTable();
 		const { ledger } = await open(table, 'exec-A');
@@ -158,8 +165,8 @@ describe('identity: run_key = workflow/node/run index, item_key = item index, ne
 		expect(answers.map((answer) => [answer.taskId, answer.resumed])).toEqual([['task_0', false], ['task_1', false]]);
 		expect(sent).toHaveLength(2);
 		expect(table.rows.map((row) => [row.run_key, row.item_key, row.state, row.task_id])).toEqual([
-			[`${WORKFLOW}/${NODE.id}/0`, '0', 'accepted', 'task_0'],
-			[`${WORKFLOW}/${NODE.id}/0`, '1', 'accepted', 'task_1'],
+			[`${WORKFLOW}/${NODE.id}/0`, KEYS[0], 'accepted', 'task_0'],
+			[`${WORKFLOW}/${NODE.id}/0`, KEYS[1], 'accepted', 'task_1'],
 		]);
 	});
 
@@ -197,7 +204,52 @@ describe('identity: run_key = workflow/node/run index, item_key = item index, ne
 });
 
 describe('a Retry adopts only a task paid for the same request at the item\'s position', () => {
-	it('input in another order: the item fails naming the task, nothing is sent or claimed (found by an adversarial review)', async () => {
+	it('input in another order: each item takes over the task paid for it, nothing is sent (the key is the item, not its index)', async () => {
+		const table = newTable();
+		const inputs = [{ prompt: 'a fox' }, { prompt: 'a cat' }, { prompt: 'a fox' }];
+		const first = await open(table, 'exec-A', { inputs });
+		for (const [index, taskId] of ['task_fox0', 'task_cat', 'task_fox1'].entries()) {
+			await submitIn(first.ledger, index, inputs[index], META, sender(taskId).send);
+		}
+		await first.ledger.close();
+		expire(table);
+		// The Retry's upstream ran again and gave the items in another order.
+		const order = [1, 0, 2];
+		const { ledger } = await open(table, 'exec-B', { mode: 'retry', inputs: order.map((index) => inputs[index]) });
+		const { send, sent } = sender();
+		const taken = [];
+		for (const index of [0, 1, 2]) taken.push((await submitIn(ledger, index, inputs[order[index]], META, send)).taskId);
+		await ledger.close();
+		// Two identical items are told apart by their order among themselves: the first fox is still the first.
+		expect(taken).toEqual(['task_cat', 'task_fox0', 'task_fox1']);
+		expect(sent).toEqual([]);
+	});
+
+	it('the executions of one workflow share the node run\'s key but never each other\'s rows: a Retry takes its own crashed run\'s tasks among fifty (found by bench:scale\'s queue case)', async () => {
+		const table = newTable();
+		const inputsOf = (execution: number) => [0, 1].map((item) => ({ prompt: `Queue ${execution}.${item}` }));
+		for (let execution = 1; execution <= 5; execution++) {
+			const { ledger } = await open(table, `exec-${execution}`, { inputs: inputsOf(execution) });
+			for (const item of [0, 1]) {
+				const request = inputsOf(execution)[item];
+				await submitIn(ledger, item, request, { ...META, prompt: request.prompt }, sender(`task_${execution}_${item}`).send);
+			}
+			await ledger.close();
+		}
+		expire(table);
+		const { ledger } = await open(table, 'exec-R', { mode: 'retry', inputs: inputsOf(3) });
+		const { send, sent } = sender();
+		const taken = [];
+		for (const item of [0, 1]) {
+			const request = inputsOf(3)[item];
+			taken.push((await submitIn(ledger, item, request, { ...META, prompt: request.prompt }, send)).taskId);
+		}
+		await ledger.close();
+		expect(taken).toEqual(['task_3_0', 'task_3_1']);
+		expect(sent).toEqual([]);
+	});
+
+	it('the same item with another request (the prompt was edited before a Retry): the item fails naming the task, nothing is sent or claimed (found by an adversarial review)', async () => {
 		const table = newTable();
 		const orphan = await crashedRun(table, 'exec-A', 'task_fox');
 		const { ledger } = await open(table, 'exec-B', { mode: 'retry' });
@@ -573,7 +625,7 @@ describe('cost: one row written per task, and four writes per node run', () => {
 			...Array(1 + 5 + 1).fill(['update', 1]),
 		]);
 		expect(table.calls.filter(accepts)).toHaveLength(5);
-		expect(table.rows.map((row) => [String(row.item_key).split('/')[0], row.state, row.task_id, row.lease_until])).toEqual(
+		expect(table.rows.map((row) => [String(KEYS.indexOf(String(row.item_key))), row.state, row.task_id, row.lease_until])).toEqual(
 			items.map((index) => [String(index), 'accepted', `task_${index}`, 0]),
 		);
 	});
@@ -688,6 +740,48 @@ describe('leases', () => {
 			await jest.advanceTimersByTimeAsync(2 * LEASE_MS);
 			expect(table.count('update')).toBe(writes);
 			expect(table.rows[0].lease_until).toBe(0);
+		});
+
+		it('a Retry meeting another run\'s planned row of the item waits its lease out: pays nothing while that run lives, pays once it is gone (found by bench:scale\'s queue case)', async () => {
+			for (const holderAlive of [true, false]) {
+				const table = newTable();
+				// exec-A plans items 0 and 1 and pays for item 0; item 1 is still its to send.
+				const holder = await open(table, 'exec-A');
+				await holder.ledger.plan([0, 1].map((itemIndex) => ({ itemIndex, meta: META })));
+				await submitIn(holder.ledger, 0, FOX, META, sender('task_A0').send);
+				if (!holderAlive) {
+					// Gone without a word: its renewals stop (closing it would let the leases go at once).
+					(holder.ledger as unknown as { renewal: AbortController }).renewal.abort();
+				}
+				const { ledger } = await open(table, 'exec-B', { mode: 'retry' });
+				const { send, sent } = sender('task_B1');
+				const answer = submitIn(ledger, 1, FOX, META, send).then(
+					(submission) => submission.taskId,
+					(error: Error) => error.message,
+				);
+				await jest.advanceTimersByTimeAsync(LEASE_MS + 2_000);
+				expect(await answer).toMatch(holderAlive ? /^Not submitted: another run that is still going/ : /^task_B1$/);
+				expect(sent).toEqual(holderAlive ? [] : ['task_B1']);
+				await ledger.close();
+				await holder.ledger.close();
+			}
+		});
+
+		it('a holder whose lease ran out (its renewals failed) sends nothing: a Retry may have taken the item over', async () => {
+			const table = newTable();
+			const { ledger } = await open(table, 'exec-A');
+			await ledger.plan([0, 1].map((itemIndex) => ({ itemIndex, meta: META })));
+			await submitIn(ledger, 0, FOX, META, sender('task_A0').send);
+			// Its renewals stop reaching the database (a process frozen past its lease looks the same to others); the
+			// row writes of the window still would.
+			table.before.push((call) => {
+				if (call.kind === 'update' && call.items.some((item) => (item.where as IDataObject)?.run_key)) throw new Error('connection lost');
+			});
+			await jest.advanceTimersByTimeAsync(LEASE_MS + 1_000);
+			const { send, sent } = sender('task_A1');
+			await expect(submitIn(ledger, 1, FOX, META, send)).rejects.toThrow(/^Not sent: this run's hold on the item/);
+			expect(sent).toEqual([]);
+			await ledger.close();
 		});
 
 		it('a Retry waits out a lease still running: adopts if nobody renewed it, pays nothing if the holder did', async () => {

@@ -75,3 +75,36 @@ export function anotherRequest(
 	if (row.task_id) error.context.task_id = row.task_id;
 	return itemOnly(error);
 }
+
+/** On a Retry: another execution planned this item, still renews its lease, and may send it yet. */
+export function stillHeld(ctx: IExecuteFunctions, itemIndex: number, row: LedgerRow): NodeOperationError {
+	return itemOnly(
+		new NodeOperationError(
+			ctx.getNode(),
+			`Not submitted: another run that is still going (execution ${row.execution_id}) holds this item and may ` +
+				`still send it (Task Ledger row ${row.id}).`,
+			{
+				itemIndex,
+				description:
+					'Nothing was sent, so nothing can be paid twice. Retry again once that run has ended: what it paid for is ' +
+					'then taken over, and what it never sent is paid once.',
+			},
+		),
+	);
+}
+
+/** The run's hold on the item ran out (no renewal reached the table for a whole lease): another run may have it now. */
+export function leaseLost(ctx: IExecuteFunctions, itemIndex: number, row: LedgerRow): NodeOperationError {
+	return itemOnly(
+		new NodeOperationError(
+			ctx.getNode(),
+			`Not sent: this run's hold on the item in the Task Ledger (row ${row.id}) ran out before its request went ` +
+				'out (its renewals did not reach the table, or n8n stalled), so a Retry may have taken the item over.',
+			{
+				itemIndex,
+				description:
+					'Nothing was sent. Once this run has ended, Retry it (or use Recover): each task is then paid at most once.',
+			},
+		),
+	);
+}

@@ -1,10 +1,12 @@
-import type { IDataObject, IExecuteFunctions, IRunExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, IRunExecutionData } from 'n8n-workflow';
+
+import { fingerprint } from '../run/fingerprint';
 
 import type { Lane } from '../transport/lane';
 import { abortableSleep } from '../transport/wait';
 import { waitFor } from '../transport/transport';
 import { maySendAgain } from '../transport/retry';
-import { anotherRequest, takenByAnother, unknownOutcome } from './ledgerErrors';
+import { anotherRequest, leaseLost, stillHeld, takenByAnother, unknownOutcome } from './ledgerErrors';
 import { BY_CLAIM, BY_ID, detailOf, eq, inFlight, LedgerTable, sentAfter } from './ledgerTable';
 import type { LedgerRow, LedgerState, RowChange } from './ledgerTable';
 
@@ -101,10 +103,23 @@ export async function handedOn(
 }
 
 /**
- * Whether a row is the paid request of this item: a request is known by its node run (`run_key`) and item, never by
- * its body (`{{ $now }}` in a prompt differs on every try).
+ * Each input item's key (`item_key`): what the item is, not where it stands nor what its request evaluates to. The
+ * fingerprint of its JSON and of its binary files (name, type, size), and how many earlier items of the input have the
+ * same fingerprint (two identical items are two tasks). A Retry gets the same items from the saved run, also in
+ * another order, while `{{ $now }}` in a prompt changes on every try; and the executions of one workflow (which share
+ * a `run_key`) never meet each other's rows unless their items are the same (found by bench:scale's queue case: with
+ * the item index alone, a Retry took fifty other executions' rows at its indexes for its own).
  */
-const sameItem = (row: LedgerRow, itemIndex: number) => row.item_key === String(itemIndex);
+export function itemKeys(items: INodeExecutionData[]): string[] {
+	const seen = new Map<string, number>();
+	return items.map((item) => {
+		const files = Object.entries(item.binary ?? {}).map(([name, file]) => [name, file.fileName, file.mimeType, file.fileSize]);
+		const print = fingerprint(JSON.stringify([item.json ?? {}, files]));
+		const occurrence = seen.get(print) ?? 0;
+		seen.set(print, occurrence + 1);
+		return `${print}#${occurrence}`;
+	});
+}
 
 export class TaskLedger {
 	private rows: LedgerRow[] = [];
@@ -119,21 +134,39 @@ export class TaskLedger {
 	private readonly unrecorded = new Map<number, RowChange>();
 	private readonly renewal = new AbortController();
 	private renewing?: Promise<void>;
+	/** Until when this run's hold on its rows is known to others: LEASE_MS after it opened, then after each renewal. */
+	private heldUntil = Date.now() + LEASE_MS;
+	private lost = false;
+
+	/** Each input item's `item_key` (itemKeys), by item index. */
+	private readonly keys: string[];
 
 	private constructor(
 		private readonly ctx: IExecuteFunctions,
 		private readonly table: LedgerTable,
 		readonly scope: LedgerScope,
-	) {}
+	) {
+		this.keys = itemKeys(ctx.getInputData());
+	}
+
+	/** Whether a row is the paid request of this item: its node run's row for the same input item. */
+	private sameItem(row: LedgerRow, itemIndex: number): boolean {
+		return row.item_key === this.keys[itemIndex];
+	}
 
 	get runKey(): string {
 		return `${this.scope.workflowId}/${this.scope.nodeId}/${this.scope.runIndex}`;
 	}
 
-	/** Reads this node run's rows once (a 1.x worker re-running a job, a Retry: the earlier run's rows are there). */
+	/**
+	 * Reads this node run's rows once: its own (Retry On Fail, a 1.x worker re-running a job); on a Retry also the other
+	 * executions' rows of the node run, among them the crashed run's.
+	 */
 	static async open(ctx: IExecuteFunctions, scope: LedgerScope): Promise<TaskLedger> {
 		const ledger = new TaskLedger(ctx, new LedgerTable(ctx, scope.tableId), scope);
-		ledger.rows = await ledger.table.read([eq('run_key')], { run_key: ledger.runKey });
+		ledger.rows = scope.retry
+			? await ledger.table.read([eq('run_key')], { run_key: ledger.runKey })
+			: await ledger.table.read(HELD, { run_key: ledger.runKey, execution_id: scope.executionId });
 		ledger.renewing = ledger.renewLeases();
 		return ledger;
 	}
@@ -153,7 +186,7 @@ export class TaskLedger {
 		return {
 			workflow_id: this.scope.workflowId,
 			run_key: this.runKey,
-			item_key: String(itemIndex),
+			item_key: this.keys[itemIndex],
 			execution_id: this.scope.executionId,
 			state: 'planned',
 			task_id: '',
@@ -172,7 +205,7 @@ export class TaskLedger {
 		// another run is nothing paid: the request gets a row of this run's own).
 		const named = sentAfter(this.rows);
 		const fresh = submissions.filter(
-			({ itemIndex }) => !this.rows.some((row) => sameItem(row, itemIndex) && this.mayHaveBeenSent(row, named)),
+			({ itemIndex }) => !this.rows.some((row) => this.sameItem(row, itemIndex) && this.mayHaveBeenSent(row, named)),
 		);
 		if (fresh.length === 0) return;
 		const rows = fresh.map((entry) => this.newRow(entry.itemIndex, entry.meta));
@@ -194,13 +227,14 @@ export class TaskLedger {
 		send: (lane: Lane) => Promise<string>,
 	): Promise<LedgerSubmission> {
 		const { itemIndex } = lane;
-		const mine = (row: LedgerRow) => sameItem(row, itemIndex) && row.execution_id === this.scope.executionId;
+		const mine = (row: LedgerRow) => this.sameItem(row, itemIndex) && row.execution_id === this.scope.executionId;
 		const named = sentAfter(this.rows);
 		const own = this.rows.find((row) => mine(row) && this.mayHaveBeenSent(row, named));
 		if (own) return this.resumed(itemIndex, own, named);
 		if (this.scope.retry) {
 			const adopted = await this.adopt(itemIndex, meta);
 			if (adopted) return adopted;
+			await this.notHeldElsewhere(itemIndex);
 		}
 		const planned = this.rows.find((row) => mine(row) && row.state === 'planned');
 		const slot = planned
@@ -257,6 +291,7 @@ export class TaskLedger {
 		const row = await slot;
 		// Checked and taken with no await between: two items never both hold the window.
 		if (this.holder === undefined && !this.handing) {
+			if (this.holdLost()) throw leaseLost(this.ctx, itemIndex, row);
 			this.holder = itemIndex;
 			// A failed write (the table's NodeOperationError) fails the item before its POST: nothing sent.
 			const failed = await this.writeWindow([this.sending(row)]).then(() => undefined, (error: unknown) => error);
@@ -266,6 +301,26 @@ export class TaskLedger {
 			throw failed;
 		}
 		await new Promise<void>((resolve, reject) => this.waiters.push({ itemIndex, row, resolve, reject }));
+	}
+
+	/** The next waiting item, unless the run's hold ran out (holdLost: then each is refused, nothing sent). */
+	private nextWaiter(): Waiter | undefined {
+		for (let next = this.waiters.shift(); next; next = this.waiters.shift()) {
+			if (!this.holdLost()) return next;
+			next.reject(leaseLost(this.ctx, next.itemIndex, next.row));
+		}
+		return undefined;
+	}
+
+	/**
+	 * Whether this run's hold on its rows ran out: a lease is what tells others that its holder lives, and no renewal
+	 * reached the table for LEASE_MS (the database was away, or n8n stalled). A Retry may then have taken an item over
+	 * and paid for it, so from then on no item is marked as sent nor sent (leaseLost): a renewal that comes late does
+	 * not undo what another run may have done meanwhile.
+	 */
+	private holdLost(): boolean {
+		if (Date.now() >= this.heldUntil) this.lost = true;
+		return this.lost;
 	}
 
 	private sending(row: LedgerRow): RowChange {
@@ -290,7 +345,7 @@ export class TaskLedger {
 		if (this.holder !== itemIndex) return;
 		this.handing = true;
 		const row = await this.slots.get(itemIndex)!;
-		const next = this.waiters.shift();
+		const next = this.nextWaiter();
 		const detail = (set?.detail as string | undefined) ?? row.detail;
 		const nextRow = next ? { detail: JSON.stringify({ ...detailOf({ ...row, detail }), next_row: next.row.id }) } : {};
 		const changes = set || next ? [this.change(row, { lease_until: Date.now() + LEASE_MS, ...set, ...nextRow })] : [];
@@ -312,8 +367,9 @@ export class TaskLedger {
 
 	/** Nobody holds the window: the first waiter takes it with a write of its own. */
 	private async handOn(): Promise<void> {
-		while (this.holder === undefined && !this.handing && this.waiters.length > 0) {
-			const next = this.waiters.shift()!;
+		while (this.holder === undefined && !this.handing) {
+			const next = this.nextWaiter();
+			if (!next) return;
 			this.holder = next.itemIndex;
 			try {
 				await this.writeWindow([this.sending(next.row)]);
@@ -371,7 +427,7 @@ export class TaskLedger {
 	private async adopt(itemIndex: number, meta: SubmissionMeta): Promise<LedgerSubmission | undefined> {
 		const named = sentAfter(this.rows);
 		const candidates = this.rows
-			.filter((row) => sameItem(row, itemIndex) && row.execution_id !== this.scope.executionId)
+			.filter((row) => this.sameItem(row, itemIndex) && row.execution_id !== this.scope.executionId)
 			.filter((row) => this.mayHaveBeenSent(row, named))
 			.sort((a, b) => ADOPTION_ORDER.indexOf(a.state) - ADOPTION_ORDER.indexOf(b.state));
 		let taken: LedgerRow | undefined;
@@ -405,6 +461,30 @@ export class TaskLedger {
 		return undefined;
 	}
 
+	/**
+	 * On a Retry, before paying for an item nobody paid for yet: another execution that planned it and whose lease still
+	 * runs may be alive and about to send it (a run n8n took for crashed while it went on). Its lease is waited out once:
+	 * a holder that renewed it meanwhile lives, and the item fails with nothing sent (stillHeld); one that marked the
+	 * item as sent before it stopped left an unknown outcome for the next Retry to find. Otherwise it is gone without
+	 * having sent it, and this run pays.
+	 */
+	private async notHeldElsewhere(itemIndex: number): Promise<void> {
+		const held = this.rows.filter(
+			(row) =>
+				this.sameItem(row, itemIndex) &&
+				row.execution_id !== this.scope.executionId &&
+				row.state === 'planned' &&
+				row.lease_until > Date.now(),
+		);
+		for (const row of held) {
+			if (!(await this.untilLeaseEnds(row))) throw stillHeld(this.ctx, itemIndex, row);
+		}
+		if (held.length === 0) return;
+		const named = sentAfter(await this.table.read([eq('run_key')], { run_key: this.runKey }));
+		const sent = held.find((row) => named.has(row.id));
+		if (sent) throw stillHeld(this.ctx, itemIndex, sent);
+	}
+
 	/** A row whose holder's lease still runs: waited out once; a holder that renewed meanwhile is alive (skipped). */
 	private async untilLeaseEnds(row: LedgerRow): Promise<LedgerRow | undefined> {
 		const left = row.lease_until - Date.now();
@@ -423,10 +503,12 @@ export class TaskLedger {
 			} catch {
 				return;
 			}
+			if (this.holdLost()) return;
 			const leaseUntil = Date.now() + LEASE_MS;
 			await this.table
 				.update(HELD, { run_key: this.runKey, execution_id: this.scope.executionId }, { lease_until: leaseUntil })
 				.then(() => {
+					this.heldUntil = leaseUntil;
 					// The cached rows carry the lease the table has now: the run's later writes must not set it back.
 					this.rows = this.rows.map((row) =>
 						row.execution_id === this.scope.executionId ? { ...row, lease_until: leaseUntil } : row,
