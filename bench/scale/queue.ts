@@ -5,6 +5,9 @@
 // (Submit Video's Options → Task Ledger, an n8n Data Table; SCALE_QUEUE_LEDGER=off runs without it), every execution
 // that ended `error` or `crashed` is then retried through n8n's REST API as the editor's Retry button does. Every
 // prompt should be submitted once (0 duplicates at the mock) and every task created delivered (0 lost task_ids).
+import * as fs from 'fs';
+import * as path from 'path';
+
 import { freePort, nodeType, type N8nServer } from '../../test/e2e/n8n';
 import { startQueueCluster, type QueueCluster, type QueueClusterOptions } from '../../test/e2e/queue/cluster';
 import type { PostgresServer } from '../../test/e2e/queue/services';
@@ -15,6 +18,7 @@ import { countRequests, setRateLimit, type Log, type RequestCounts } from './com
 import { checkLoopWorkflow, webhookNode } from './durable';
 import { chainConnections, workflowOf } from '../workflows';
 import { createLedgerTable, ledgerRows } from '../../test/e2e/workflows/ledgerTable';
+import { WORK_DIR } from '../setup';
 
 const WEBHOOK_PATH = 'scale-queue-durable';
 
@@ -227,7 +231,15 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 		const failed = list.filter((entry) => entry.status === 'error' || entry.status === 'crashed');
 		if (ledger && failed.length > 0) {
 			log(`  queue: retrying ${failed.length} executions (${JSON.stringify(failed.map((entry) => entry.status))})`);
-			await Promise.all(failed.map((entry) => main.rest('POST', `/rest/executions/${entry.id}/retry`, { cookie, body: { loadWorkflow: false } })));
+			// The answer comes when the retried execution ends (or goes waiting); a long one outlasts fetch's own timeout,
+			// which says nothing about the retry: settle() below reads the executions from the database either way.
+			await Promise.all(
+				failed.map((entry) =>
+					main.rest('POST', `/rest/executions/${entry.id}/retry`, { cookie, body: { loadWorkflow: false } }).catch((error: unknown) => {
+						log(`  queue: the retry of ${entry.id} did not answer (${(error as Error).message}); its execution is read from the database`);
+					}),
+				),
+			);
 			list = await settle(executions + failed.length);
 		}
 		// Then Recover once for the whole workflow: the tasks no run handed on, waited for and downloaded.
@@ -260,10 +272,24 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 		const [lastSequence, lastCommits] = [await sequence(), await commits()];
 		let nodeMs = 0;
 		let resumedInRerun = 0;
+		const diagnosis: Array<Record<string, unknown>> = [];
 		for (const entry of list) {
 			const response = await main.rest('GET', `/rest/executions/${entry.id}`, { cookie });
 			const { unflatten } = await import('../../test/e2e/workflows/executions');
 			const data = unflatten(response.body.data.data);
+			const submitRuns = (data.resultData.runData?.['Submit Video'] ?? []) as Array<{ error?: { message?: string }; data?: { main?: Array<Array<{ json?: Record<string, unknown> }>> } }>;
+			diagnosis.push({
+				id: entry.id,
+				status: entry.status,
+				mode: response.body.data.mode,
+				retryOf: response.body.data.retryOf,
+				lastNode: data.resultData.lastNodeExecuted,
+				error: data.resultData.error?.message,
+				submitRuns: submitRuns.map((run) => ({
+					error: run.error?.message,
+					items: (run.data?.main?.[0] ?? []).map((item) => [item.json?.task_id, item.json?.resumed, item.json?.error]),
+				})),
+			});
 			for (const runs of Object.values(data.resultData.runData ?? {}) as Array<Array<{ executionTime: number }>>) {
 				for (const run of runs) nodeMs += run.executionTime ?? 0;
 			}
@@ -272,6 +298,12 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 			resumedInRerun += submitted.filter((item: { json?: { resumed?: boolean } }) => item.json?.resumed === true).length;
 		}
 		const mockLog = await mock.log();
+		// What a failed check needs to trace a task: the mock's log, the ledger's rows, each execution's Submit Video runs.
+		fs.mkdirSync(WORK_DIR, { recursive: true });
+		fs.writeFileSync(
+			path.join(WORK_DIR, `queue.${ledger ? 'on' : 'off'}.diagnosis.json`),
+			JSON.stringify({ executions: diagnosis, ledgerRows: table ? await ledgerRows(main, cookie, table) : [], log: mockLog }),
+		);
 		const created = new Set(mockLog.filter((entry) => entry.method === 'POST' && entry.taskId).map((entry) => entry.taskId!));
 		const served = mockLog.filter((entry) => entry.path.endsWith('/artifacts/video/content') && entry.status === 200 && entry.taskId);
 		const exactTasks = new Set<string>();
