@@ -480,8 +480,18 @@ export class TaskLedger {
 			if (!(await this.untilLeaseEnds(row))) throw stillHeld(this.ctx, itemIndex, row);
 		}
 		if (held.length === 0) return;
-		const named = sentAfter(await this.table.read([eq('run_key')], { run_key: this.runKey }));
-		const sent = held.find((row) => named.has(row.id));
+		// What the holders did meanwhile: a row of theirs for the item that is no longer the planned row read (sent by
+		// its own `sending` write, accepted, refused, claimed) or named as sent, or another row of theirs for the item
+		// that may have been sent (a late insert): the item may be paid, and it is theirs until they have ended.
+		const now = await this.table.read([eq('run_key')], { run_key: this.runKey });
+		const named = sentAfter(now);
+		const holders = new Set(held.map((row) => row.execution_id));
+		const sent =
+			held.find((row) => {
+				const fresh = now.find((entry) => entry.id === row.id);
+				return named.has(row.id) || (fresh !== undefined && (fresh.state !== 'planned' || fresh.claims !== row.claims));
+			}) ??
+			now.find((row) => this.sameItem(row, itemIndex) && holders.has(row.execution_id) && this.mayHaveBeenSent(row, named));
 		if (sent) throw stillHeld(this.ctx, itemIndex, sent);
 	}
 
