@@ -110,7 +110,7 @@ describe('task ledger in queue mode: a worker killed while submitting, then Retr
 		const rows = await ledgerRows(main, cookie, table);
 		// The 9th: in flight when the worker died, so never sent again; its row stays as sent (Recover lists it).
 		const unknown = rows.filter((row) => sentOrState(rows)(row) === 'sent');
-		expect(unknown.map((row) => row.item_key.split('/')[0])).toEqual([String(KILL_AFTER)]);
+		expect(unknown.map((row) => String(JSON.parse(row.detail).item_index))).toEqual([String(KILL_AFTER)]);
 		// Every paid task is the Retry's now (8 adopted, 15 paid by it); the dead run's 15 `planned` rows were never sent.
 		expect(rows.filter((row) => row.state === 'accepted' && row.execution_id === retried.id)).toHaveLength(PROMPTS.length - 1);
 		expect(rows.filter((row) => row.state === 'accepted' && row.execution_id !== retried.id)).toEqual([]);

@@ -1,9 +1,11 @@
 // Adversarial review of cb49ba5 (item_key = the input item, notHeldElsewhere, holdLost): sequences in which a task is
 // paid twice, an accepted task is forgotten, an item is handed another item's video, or legitimate work is refused.
 // Same fake Data Table and minimal context as taskLedger.test.ts; here the context's input items may carry binary.
-// Every test here failed on cb49ba5. The first is fixed (notHeldElsewhere reads what the holder did meanwhile); the
-// others are `it.failing`: they document open defects and pass while the defect is there. When a fix lands, jest
-// reports that test as failing: make it a plain `it` then.
+// Every test here failed on cb49ba5. Fixed since, plain `it`: notHeldElsewhere reads what the holder did meanwhile; a
+// Retry skips another request's row when a row of its own request is there; a row of the same position and request
+// counts too (the crashed run's unknown outcome is met when the nodes before Generate stamped the item anew). The
+// others are `it.failing`: open defects, passing while the defect is there; when a fix lands, jest reports the test as
+// failing: make it a plain `it` then.
 import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { LEDGER_COLUMNS } from '../../nodes/shared/ledger/ledgerTable';
@@ -154,7 +156,7 @@ describe('review of cb49ba5: the item key across executions (a Retry reads every
 		expect(posts).toHaveLength(2);
 	});
 
-	it.failing('a Retry is not refused for its own crashed run\'s task because another execution\'s orphan of an identical item asked for another prompt', async () => {
+	it('a Retry is not refused for its own crashed run\'s task because another execution\'s orphan of an identical item asked for another prompt', async () => {
 		const table = newTable();
 		const { send } = service();
 		// The item reaching Generate is the same in every execution ({}), the prompt comes from the trigger
@@ -173,7 +175,7 @@ describe('review of cb49ba5: the item key across executions (a Retry reads every
 		expect(taken.taskId).toBe('task_of_exec-1');
 	});
 
-	it.failing('an unknown outcome is not resent by the Retry of a crashed execution whose nodes before Generate ran again and stamped the item', async () => {
+	it('an unknown outcome is not resent by the Retry of a crashed execution whose nodes before Generate ran again and stamped the item', async () => {
 		const table = newTable();
 		const { posts, send } = service();
 		// Webhook → Set (received_at: {{ $now }}) → Generate; the worker dies while item 0's POST is out (`sending`).

@@ -16,7 +16,7 @@ export interface LedgerRow {
 	workflow_id: string;
 	/** workflow/node id/run index: one run of one Generate node. */
 	run_key: string;
-	/** The item index: the one paid request of that item in that run. */
+	/** The input item (taskLedger.ts itemKeys): a fingerprint of its JSON and files, and its occurrence among identical ones. */
 	item_key: string;
 	/** The execution holding the row now. */
 	execution_id: string;

@@ -26,6 +26,16 @@ import type { LedgerRow, LedgerState, RowChange } from './ledgerTable';
 /** The prompt's first characters a row records (what Recover shows, and what a Retry compares). */
 const PROMPT_KEPT = 200;
 
+/** What a row paid for, as far as it records it. */
+function paidForOf(row: LedgerRow): SubmissionMeta {
+	const paid = detailOf(row);
+	return { model: String(paid.model ?? ''), prompt: String(paid.prompt ?? '') };
+}
+
+/** Whether a row paid for this request (its model and the prompt's recorded characters). */
+const samePaid = (paid: SubmissionMeta, meta: SubmissionMeta) =>
+	paid.model === meta.model && paid.prompt === meta.prompt.slice(0, PROMPT_KEPT);
+
 /** A holder that stops renewing is taken for dead after this long; it renews every third of it. */
 export const LEASE_MS = 60_000;
 const RENEW_MS = LEASE_MS / 3;
@@ -234,7 +244,7 @@ export class TaskLedger {
 		if (this.scope.retry) {
 			const adopted = await this.adopt(itemIndex, meta);
 			if (adopted) return adopted;
-			await this.notHeldElsewhere(itemIndex);
+			await this.notHeldElsewhere(itemIndex, meta);
 		}
 		const planned = this.rows.find((row) => mine(row) && row.state === 'planned');
 		const slot = planned
@@ -427,10 +437,12 @@ export class TaskLedger {
 	private async adopt(itemIndex: number, meta: SubmissionMeta): Promise<LedgerSubmission | undefined> {
 		const named = sentAfter(this.rows);
 		const candidates = this.rows
-			.filter((row) => this.sameItem(row, itemIndex) && row.execution_id !== this.scope.executionId)
+			.filter((row) => this.related(row, itemIndex, meta))
 			.filter((row) => this.mayHaveBeenSent(row, named))
 			.sort((a, b) => ADOPTION_ORDER.indexOf(a.state) - ADOPTION_ORDER.indexOf(b.state));
 		let taken: LedgerRow | undefined;
+		// A row of the same item that paid for another request: refused only when no row paid for this one.
+		let other: { row: LedgerRow; paidFor: SubmissionMeta } | undefined;
 		for (const candidate of candidates) {
 			const row = await this.untilLeaseEnds(candidate);
 			if (!row) {
@@ -438,10 +450,10 @@ export class TaskLedger {
 				continue;
 			}
 			if (await handedOn(this.ctx, row)) continue;
-			const paid = detailOf(row);
-			const paidFor = { model: String(paid.model ?? ''), prompt: String(paid.prompt ?? '') };
-			if (paidFor.model !== meta.model || paidFor.prompt !== meta.prompt.slice(0, PROMPT_KEPT)) {
-				throw anotherRequest(this.ctx, itemIndex, row, paidFor);
+			const paidFor = paidForOf(row);
+			if (!samePaid(paidFor, meta)) {
+				other ??= { row, paidFor };
+				continue;
 			}
 			const [claimed] = await this.table.update(BY_CLAIM, { id: row.id, claims: row.claims }, {
 				execution_id: this.scope.executionId,
@@ -458,7 +470,20 @@ export class TaskLedger {
 		}
 		// Another live run (a second Retry of the same execution) holds this item's task: paying now could pay twice.
 		if (taken) throw takenByAnother(this.ctx, itemIndex, taken);
+		if (other) throw anotherRequest(this.ctx, itemIndex, other.row, other.paidFor);
 		return undefined;
+	}
+
+	/**
+	 * Whether another execution's row may be this item's paid request, on a Retry: the same input item (item_key), or
+	 * the same position and the same model and prompt. The second is for a Retry whose nodes before Generate ran again
+	 * and stamped the item anew (a Set with `{{ $now }}`): its key changed, and the crashed run's task, or its unknown
+	 * outcome, must still be met (found by the second review of cb49ba5).
+	 */
+	private related(row: LedgerRow, itemIndex: number, meta: SubmissionMeta): boolean {
+		if (row.execution_id === this.scope.executionId) return false;
+		if (this.sameItem(row, itemIndex)) return true;
+		return Number(detailOf(row).item_index) === itemIndex && samePaid(paidForOf(row), meta);
 	}
 
 	/**
@@ -468,13 +493,9 @@ export class TaskLedger {
 	 * item as sent before it stopped left an unknown outcome for the next Retry to find. Otherwise it is gone without
 	 * having sent it, and this run pays.
 	 */
-	private async notHeldElsewhere(itemIndex: number): Promise<void> {
+	private async notHeldElsewhere(itemIndex: number, meta: SubmissionMeta): Promise<void> {
 		const held = this.rows.filter(
-			(row) =>
-				this.sameItem(row, itemIndex) &&
-				row.execution_id !== this.scope.executionId &&
-				row.state === 'planned' &&
-				row.lease_until > Date.now(),
+			(row) => this.related(row, itemIndex, meta) && row.state === 'planned' && row.lease_until > Date.now(),
 		);
 		for (const row of held) {
 			if (!(await this.untilLeaseEnds(row))) throw stillHeld(this.ctx, itemIndex, row);
@@ -491,7 +512,7 @@ export class TaskLedger {
 				const fresh = now.find((entry) => entry.id === row.id);
 				return named.has(row.id) || (fresh !== undefined && (fresh.state !== 'planned' || fresh.claims !== row.claims));
 			}) ??
-			now.find((row) => this.sameItem(row, itemIndex) && holders.has(row.execution_id) && this.mayHaveBeenSent(row, named));
+			now.find((row) => this.related(row, itemIndex, meta) && holders.has(row.execution_id) && this.mayHaveBeenSent(row, named));
 		if (sent) throw stillHeld(this.ctx, itemIndex, sent);
 	}
 
