@@ -10,6 +10,7 @@
 //      examples/ (re-imported on each start, so examples/ stays the source of truth: save your own variants under
 //      another name)
 //   5. runs `n8n start` on 127.0.0.1:5678 (PORT to change), with an owner account, and prints how to log in
+// It prints its steps with their times; n8n's own output (migrations, log lines) goes to .n8n-dev/n8n.log.
 // Ctrl-C stops n8n and the mock. Plain JS that loads the TypeScript toolkit through ts-node (transpile only).
 'use strict';
 const crypto = require('crypto');
@@ -28,6 +29,22 @@ const MOCK_CREDENTIAL = { id: 'GenGatewayMock01', name: 'Gen Gateway (mock)', ty
 const MOCK_OPENAI_CREDENTIAL = { id: 'GenGatewayOpenAI', name: 'Gen Gateway as OpenAI (mock)', type: 'openAiApi' };
 
 const say = (message) => process.stdout.write(`[start] ${message}\n`);
+// n8n's own output (its migrations on every CLI import, its log) goes here, not to the screen.
+const N8N_LOG = path.join(DEV_HOME, 'n8n.log');
+
+/** Runs one step and says how long it took. */
+async function step(what, work) {
+	const started = Date.now();
+	const result = await work();
+	say(`${what}: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+	return result;
+}
+
+/** The end of n8n's log, for when it stopped or failed. */
+function logTail(lines = 40) {
+	if (!fs.existsSync(N8N_LOG)) return '';
+	return fs.readFileSync(N8N_LOG, 'utf8').split('\n').slice(-lines).join('\n');
+}
 
 /** The owner's password lives in .n8n-dev/owner.json, made once per dev home. */
 function ownerOf(home) {
@@ -75,7 +92,7 @@ function mockPersonality() {
 
 async function main() {
 	say('making sure the pinned n8n is installed (the first time takes about 6-10 minutes)...');
-	const install = await ensureN8n();
+	const install = await step('n8n installed', () => ensureN8n());
 	say(`n8n ${install.version} from ${install.dir}`);
 
 	const personality = mockPersonality();
@@ -100,13 +117,19 @@ async function main() {
 
 	try {
 		fs.mkdirSync(DEV_HOME, { recursive: true });
-		const home = await createN8nHome({ dir: DEV_HOME, logLevel: 'info', echo: true, build: true });
-		await home.importCredential({ ...MOCK_CREDENTIAL, data: { baseUrl: mock.url, apiKey: mock.apiKey } });
-		say(`credential "${MOCK_CREDENTIAL.name}" → ${mock.url}`);
-		await home.importCredential({ ...MOCK_OPENAI_CREDENTIAL, data: { apiKey: mock.apiKey, url: `${mock.url}/v1` } });
-		say(`credential "${MOCK_OPENAI_CREDENTIAL.name}" → ${mock.url}/v1`);
+		fs.writeFileSync(N8N_LOG, '');
+		say(`n8n's own output goes to ${path.relative(process.cwd(), N8N_LOG) || N8N_LOG}`);
+		const home = await step('package built and installed into n8n', () =>
+			createN8nHome({ dir: DEV_HOME, logLevel: 'info', logFile: N8N_LOG, build: true }),
+		);
+		await step('credentials imported', async () => {
+			await home.importCredential({ ...MOCK_CREDENTIAL, data: { baseUrl: mock.url, apiKey: mock.apiKey } });
+			say(`credential "${MOCK_CREDENTIAL.name}" → ${mock.url}`);
+			await home.importCredential({ ...MOCK_OPENAI_CREDENTIAL, data: { apiKey: mock.apiKey, url: `${mock.url}/v1` } });
+			say(`credential "${MOCK_OPENAI_CREDENTIAL.name}" → ${mock.url}/v1`);
+		});
 		const found = examples();
-		await home.importWorkflows(found.map(({ workflow }) => workflow));
+		await step(`${found.length} examples imported`, () => home.importWorkflows(found.map(({ workflow }) => workflow)));
 		for (const { name, workflow } of found) say(`workflow "${workflow.name}" from examples/${name}`);
 
 		const port = Number(process.env.PORT ?? 5678);
@@ -115,7 +138,7 @@ async function main() {
 		stopAll.push(() => server.stop());
 		server.process.on('close', (code) => {
 			if (!stopping) {
-				say(`n8n exited (${code})`);
+				say(`n8n exited (${code}); the end of its log:\n${logTail()}`);
 				shutdown(1);
 			}
 		});
@@ -133,6 +156,8 @@ async function main() {
 		say('Ctrl-C stops everything');
 	} catch (error) {
 		say(`failed: ${error.stack ?? error}`);
+		const tail = logTail();
+		if (tail) say(`the end of n8n's log (${N8N_LOG}):\n${tail}`);
 		await shutdown(1);
 	}
 }

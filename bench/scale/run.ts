@@ -386,10 +386,14 @@ async function measure(config: ScaleConfig, cases: CaseName[]): Promise<ScaleRes
 		if (has('queue') && e2eMajor() === 1) {
 			// n8n 1.x re-runs a killed worker's job (QUEUE_WORKER_MAX_STALLED_COUNT, default 1: N8N-REAL.md). Without the
 			// ledger the re-run pays again, so it is turned off; with it, the re-run (the same execution id) takes up
-			// its own rows and pays nothing again: n8n's default is kept, and the rows count the resumed items.
+			// its own rows and pays nothing again: n8n's default is kept, and the rows count the resumed items. The
+			// re-run comes about a minute after the kill, and a job whose execution the main has marked `crashed` by then
+			// is dropped: with the ledger the main's sweep keeps n8n's default (180 minutes), so the jobs are re-run.
 			const mock = await newMock(config.queue.rateLimit, 'queue1');
-			const stalled = queueLedger() ? '1' : '0';
-			outcomes.queue1 = await runQueue(config, mock, log, { QUEUE_WORKER_MAX_STALLED_COUNT: stalled });
+			const env: Record<string, string> = queueLedger()
+				? { QUEUE_WORKER_MAX_STALLED_COUNT: '1', N8N_EXECUTIONS_QUEUE_RECOVERY_INTERVAL: '180' }
+				: { QUEUE_WORKER_MAX_STALLED_COUNT: '0' };
+			outcomes.queue1 = await runQueue(config, mock, log, env);
 			stats.queue1 = await statsOf(mock);
 		} else if (has('queue')) {
 			// SCALE_QUEUE_LEDGER: on (default), off, or both (the case twice: the ledger's cost and what it saves).

@@ -22,8 +22,10 @@ export interface N8nHomeOptions {
 	env?: Record<string, string>;
 	/** Run `npm run build` when dist/ is missing or stale instead of failing. Default false. */
 	build?: boolean;
-	/** Also print every n8n output chunk to this process's stderr (for `npm start`). */
+	/** Also print every n8n output chunk to this process's stderr. */
 	echo?: boolean;
+	/** Also append every n8n output chunk to this file (`npm start`: .n8n-dev/n8n.log, n8n's chatter off the screen). */
+	logFile?: string;
 	/** Install our package (default true); false gives a plain n8n, for checking the toolkit itself. */
 	withPackage?: boolean;
 	/**
@@ -210,6 +212,7 @@ export class N8nHome {
 	record(chunk: string): void {
 		this.output.push(chunk);
 		if (this.options.echo) process.stderr.write(chunk);
+		if (this.options.logFile) fs.appendFileSync(this.options.logFile, chunk);
 	}
 
 	/** Where filesystem mode stored a binary, from its id (`filesystem-v2:<path>` or `filesystem:<path>`). */
