@@ -144,9 +144,11 @@ export class TaskLedger {
 	private readonly unrecorded = new Map<number, RowChange>();
 	private readonly renewal = new AbortController();
 	private renewing?: Promise<void>;
-	/** Until when this run's hold on its rows is known to others: LEASE_MS after it opened, then after each renewal. */
+	/**
+	 * Until when this run's hold on its rows is known to others: LEASE_MS after it opened, then after each renewal that
+	 * committed while the hold still ran (once it ran out it is never extended again: holdLost).
+	 */
 	private heldUntil = Date.now() + LEASE_MS;
-	private lost = false;
 
 	/** Each input item's `item_key` (itemKeys), by item index. */
 	private readonly keys: string[];
@@ -329,8 +331,7 @@ export class TaskLedger {
 	 * not undo what another run may have done meanwhile.
 	 */
 	private holdLost(): boolean {
-		if (Date.now() >= this.heldUntil) this.lost = true;
-		return this.lost;
+		return Date.now() >= this.heldUntil;
 	}
 
 	private sending(row: LedgerRow): RowChange {
@@ -539,7 +540,8 @@ export class TaskLedger {
 			await this.table
 				.update(HELD, { run_key: this.runKey, execution_id: this.scope.executionId }, { lease_until: leaseUntil })
 				.then(() => {
-					this.heldUntil = leaseUntil;
+					// A renewal that commits after the hold ran out does not revive it.
+					if (!this.holdLost()) this.heldUntil = leaseUntil;
 					// The cached rows carry the lease the table has now: the run's later writes must not set it back.
 					this.rows = this.rows.map((row) =>
 						row.execution_id === this.scope.executionId ? { ...row, lease_until: leaseUntil } : row,

@@ -33,7 +33,6 @@ import { abortableSleep } from './wait';
  * retried only where that is safe: a paid submission whose outcome is unknown is never sent twice.
  */
 
-
 /** Node's Readable, named through n8n's own helper type (community nodes may not import 'stream'). */
 export type Readable = Exclude<Parameters<IExecuteFunctions['helpers']['prepareBinaryData']>[0], Buffer>;
 
