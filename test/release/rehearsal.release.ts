@@ -159,13 +159,36 @@ async function runStep(clone: string, env: NodeJS.ProcessEnv, step: RunStep, lab
 	return { ...result, label: step.label };
 }
 
+/**
+ * The test steps run so far, by Node and script. All jobs check out one commit (asserted) and `npm ci` one lockfile,
+ * and a test step writes nothing a later step reads, so the same tests on the same Node in a second job would prove
+ * nothing new: publish.yml's unit and integration tests on Node 24 are ci.yml's Node 24 leg's. The second job takes
+ * the first one's result (its failure too), which halves the CPU the three jobs need on a two-core machine.
+ */
+const testRuns = new Map<string, Promise<StepResult>>();
+const TEST_STEP = /^npx jest\b/;
+
+function runOnce(plan: JobPlan, clone: string, env: NodeJS.ProcessEnv, step: RunStep): Promise<StepResult> {
+	const script = step.script.trim();
+	if (!TEST_STEP.test(script) || Object.keys(step.env).length > 0) return runStep(clone, env, step, plan.label);
+	const key = `${plan.node}\n${script}`;
+	const earlier = testRuns.get(key);
+	if (earlier) {
+		timings.push(`${plan.label.padEnd(14)}      -         ${step.label}  (the same tests on Node ${plan.node}: taken from the job that ran them)`);
+		return earlier;
+	}
+	const run = runStep(clone, env, step, plan.label);
+	testRuns.set(key, run);
+	return run;
+}
+
 /** Runs the steps in order, stopping at the first failure (as a job does) or before `stopBefore`. */
 async function runJob(plan: JobPlan, clone: string, stopBefore?: (step: RunStep) => boolean): Promise<StepResult[]> {
 	const env = jobEnv(plan, clone);
 	const results: StepResult[] = [];
 	for (const step of plan.steps) {
 		if (stopBefore?.(step)) break;
-		const result = await runStep(clone, env, step, plan.label);
+		const result = await runOnce(plan, clone, env, step);
 		results.push(result);
 		if (result.exitCode !== 0) break;
 	}
@@ -244,6 +267,8 @@ it(
 		expect(node20.map((step) => step.label)).toEqual(plans[0].steps.map((step) => step.label));
 		expect(node24.map((step) => step.label)).toEqual(plans[1].steps.map((step) => step.label));
 		expect(publish).toHaveLength(publishPlan.steps.length - 1);
+		// The unit and integration tests ran once per Node: Node 20's leg, and Node 24's for both ci.yml and publish.yml.
+		expect([...testRuns.keys()].map((key) => key.split('\n')[0]).sort()).toEqual(['20', '24']);
 		// The Node 24 leg really ran on Node 24 with npm 11.
 		const versions = await runProcess('bash', ['-c', 'node --version; npm --version'], {
 			env: jobEnv(plans[1], clones.get('ci-node24')!),

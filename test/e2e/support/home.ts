@@ -132,7 +132,7 @@ export class N8nHome {
 			N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
 			N8N_TEMPLATES_ENABLED: 'false',
 			N8N_PERSONALIZATION_ENABLED: 'false',
-			N8N_RUNNERS_ENABLED: 'true',
+			...this.lineSettings(),
 			N8N_HOST: '127.0.0.1',
 			N8N_LISTEN_ADDRESS: '127.0.0.1',
 			N8N_SECURE_COOKIE: 'false',
@@ -146,6 +146,26 @@ export class N8nHome {
 			...this.options.env,
 			...extra,
 		};
+	}
+
+	/**
+	 * What differs between the lines. 1.x runs Code in task runners only when asked; 2.x always does and logs
+	 * N8N_RUNNERS_ENABLED as deprecated, and sets explicitly the three limits whose defaults it announces will shrink
+	 * (the values of today, so nothing changes under a test). Its internal runner mode stays (the one warning left):
+	 * external mode needs n8n's runner launcher, a separate program a single self-hosted n8n does not run.
+	 */
+	private lineSettings(): Record<string, string> {
+		if (this.install.major === 1) return { N8N_RUNNERS_ENABLED: 'true' };
+		return {
+			N8N_RUNNERS_TASK_TIMEOUT: '300',
+			N8N_COMPRESSION_NODE_MAX_DECOMPRESSED_SIZE_BYTES: String(2 * 1024 ** 3),
+			N8N_COMPRESSION_NODE_MAX_ZIP_ENTRIES: '5000',
+		};
+	}
+
+	/** The variable n8n reads its public webhook URL from: N8N_WEBHOOK_URL on 2.x (WEBHOOK_URL is deprecated there). */
+	get webhookUrlVariable(): 'N8N_WEBHOOK_URL' | 'WEBHOOK_URL' {
+		return this.install.major === 1 ? 'WEBHOOK_URL' : 'N8N_WEBHOOK_URL';
 	}
 
 	/** Runs `n8n <args>` in this home and records its output. Resolves with the exit code; never throws on it. */

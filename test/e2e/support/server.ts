@@ -102,7 +102,7 @@ async function startOnce(home: N8nHome, options: ServerOptions): Promise<N8nServ
 		N8N_PORT: String(port),
 		N8N_RUNNERS_BROKER_PORT: String(await freePort()),
 		N8N_EDITOR_BASE_URL: `${url}/`,
-		WEBHOOK_URL: `${url}/`,
+		[home.webhookUrlVariable]: `${url}/`,
 		...(home.explicitExpressionEngine ? { N8N_EXPRESSION_ENGINE: home.explicitExpressionEngine } : {}),
 	});
 	home.record(`\n$ n8n start (port ${port})\n`);
