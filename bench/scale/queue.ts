@@ -34,10 +34,11 @@ export interface QueueRun {
 	/** Sum of node run times of all executions (s) over the prompts: worker time per task. */
 	workerSecondsPerTask: number;
 	wallSeconds: number;
-	killedWorkerAtSeconds: number;
-	restartedMainAtSeconds: number;
+	/** Undefined when nothing was killed (the calm run: the ledger's own cost, no crash to recover from). */
+	killedWorkerAtSeconds?: number;
+	restartedMainAtSeconds?: number;
 	/** The other worker SIGKILLed (and a new one started) while it ran Check: seconds from the start. */
-	killedCheckingWorkerAtSeconds: number;
+	killedCheckingWorkerAtSeconds?: number;
 	/** Submit Video recorded its tasks in a task ledger (Options → Task Ledger). */
 	ledger: boolean;
 	/** Executions that ended `error` or `crashed` and were retried (REST, as the editor's Retry). */
@@ -156,7 +157,14 @@ export async function startTwoWorkers(
  * default (1) re-runs a killed worker's job from its last saved state, a paid submission included; 2.x has no such
  * setting and never re-runs a stalled job.
  */
-export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, env: Record<string, string> = {}, ledger = queueLedger()): Promise<QueueRun> {
+export async function runQueue(
+	config: ScaleConfig,
+	mock: MockClient,
+	log: Log,
+	env: Record<string, string> = {},
+	ledger = queueLedger(),
+	crash = true,
+): Promise<QueueRun> {
 	const { executions, itemsPerExecution, taskSeconds, rateLimit, concurrency } = config.queue;
 	let workflowId = '';
 	let recoverId = '';
@@ -182,28 +190,33 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 		const commits = async () => Number(await cluster.postgres.query('select xact_commit from pg_stat_database where datname = current_database()'));
 		const [firstSequence, firstCommits] = [await sequence(), await commits()];
 		const started = Date.now();
-		log(`  queue (n8n ${cluster.mainHome.install.version}${Object.keys(env).length ? `, ${JSON.stringify(env)}` : ''}, ledger ${ledger ? 'on' : 'off'}): ${executions} executions × ${itemsPerExecution} prompts × ${taskSeconds} s at ${rateLimit} req/s, 2 workers × ${concurrency} …`);
+		log(`  queue (n8n ${cluster.mainHome.install.version}${Object.keys(env).length ? `, ${JSON.stringify(env)}` : ''}, ledger ${ledger ? 'on' : 'off'}${crash ? '' : ', nothing killed'}): ${executions} executions × ${itemsPerExecution} prompts × ${taskSeconds} s at ${rateLimit} req/s, 2 workers × ${concurrency} …`);
 		for (let e = 0; e < executions; e++) {
 			const prompts = Array.from({ length: itemsPerExecution }, (_, i) => `Queue ${e + 1}.${i + 1} [[queuedMs=0]] [[runMs=${taskSeconds * 1000}]] [[ttlMs=3600000]]`);
 			const answer = await fetch(`${main.url}/webhook/${WEBHOOK_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompts, ledger: table?.id }) });
 			if (answer.status !== 200) throw new Error(`bench:scale: queue webhook answered ${answer.status}`);
 		}
-		await sleep(Math.max(0, 20_000 - (Date.now() - started)));
-		const killedAt = (Date.now() - started) / 1000;
-		log(`  queue: SIGKILL worker 2 at ${killedAt.toFixed(0)} s`);
-		await second.stop('SIGKILL', 0);
-		await sleep(Math.max(0, 60_000 - (Date.now() - started)));
-		const restartedAt = (Date.now() - started) / 1000;
-		log(`  queue: restarting the main at ${restartedAt.toFixed(0)} s`);
-		await main.stop();
-		restarted = await cluster.mainHome.startServer({ readyTimeoutMs: 180_000 });
-		main = restarted;
-		cookie = await main.ownerSession();
-		// Mid-check: the first status checks come a Wait (70 s) after the first submissions.
-		await sleep(Math.max(0, 100_000 - (Date.now() - started)));
-		const checkKilledAt = (Date.now() - started) / 1000;
-		log(`  queue: SIGKILL worker 1 while it checks, at ${checkKilledAt.toFixed(0)} s (a new one starts)`);
-		await cluster.restartWorker();
+		let killedAt: number | undefined;
+		let restartedAt: number | undefined;
+		let checkKilledAt: number | undefined;
+		if (crash) {
+			await sleep(Math.max(0, 20_000 - (Date.now() - started)));
+			killedAt = (Date.now() - started) / 1000;
+			log(`  queue: SIGKILL worker 2 at ${killedAt.toFixed(0)} s`);
+			await second.stop('SIGKILL', 0);
+			await sleep(Math.max(0, 60_000 - (Date.now() - started)));
+			restartedAt = (Date.now() - started) / 1000;
+			log(`  queue: restarting the main at ${restartedAt.toFixed(0)} s`);
+			await main.stop();
+			restarted = await cluster.mainHome.startServer({ readyTimeoutMs: 180_000 });
+			main = restarted;
+			cookie = await main.ownerSession();
+			// Mid-check: the first status checks come a Wait (70 s) after the first submissions.
+			await sleep(Math.max(0, 100_000 - (Date.now() - started)));
+			checkKilledAt = (Date.now() - started) / 1000;
+			log(`  queue: SIGKILL worker 1 while it checks, at ${checkKilledAt.toFixed(0)} s (a new one starts)`);
+			await cluster.restartWorker();
+		}
 		// Done when every execution has ended, or when none waits any more and the mock has seen nothing for 90 s (an
 		// execution whose worker was killed stays `running` or `new` in the database until n8n's leader marks it).
 		const settle = async (expected: number): Promise<Array<{ id: string; status: string }>> => {
@@ -301,7 +314,7 @@ export async function runQueue(config: ScaleConfig, mock: MockClient, log: Log, 
 		// What a failed check needs to trace a task: the mock's log, the ledger's rows, each execution's Submit Video runs.
 		fs.mkdirSync(WORK_DIR, { recursive: true });
 		fs.writeFileSync(
-			path.join(WORK_DIR, `queue.${ledger ? 'on' : 'off'}.diagnosis.json`),
+			path.join(WORK_DIR, `queue${crash ? '' : '.calm'}.${ledger ? 'on' : 'off'}.diagnosis.json`),
 			JSON.stringify({ executions: diagnosis, ledgerRows: table ? await ledgerRows(main, cookie, table) : [], log: mockLog }),
 		);
 		const created = new Set(mockLog.filter((entry) => entry.method === 'POST' && entry.taskId).map((entry) => entry.taskId!));

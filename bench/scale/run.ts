@@ -26,13 +26,13 @@ import { queueLedger, runQueue, type QueueRun } from './queue';
 import { runQueuePace, type QueuePaceRun } from './queuePace';
 import { renderScaleTable, SCALE_END, SCALE_START } from './render';
 
-const CASES = ['large', 'memory', 'durable', 'tight', 'http', 'download', 'queue', 'queuePace'] as const;
+const CASES = ['large', 'memory', 'durable', 'tight', 'http', 'download', 'queue', 'queueCalm', 'queuePace'] as const;
 type CaseName = (typeof CASES)[number];
 /**
  * Case 2 (queue mode) adds about 7 minutes, its pace case about 5 more: only with SCALE_QUEUE=1 or SCALE_ONLY=queue,
  * SCALE_ONLY=queuePace.
  */
-const QUEUE_CASES: readonly CaseName[] = ['queue', 'queuePace'];
+const QUEUE_CASES: readonly CaseName[] = ['queue', 'queueCalm', 'queuePace'];
 const DEFAULT_CASES = CASES.filter((name) => !QUEUE_CASES.includes(name) || process.env.SCALE_QUEUE === '1');
 
 const log: Log = (line) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
@@ -57,6 +57,9 @@ interface Outcomes {
 	queueOff?: QueueRun;
 	/** Case 2 on n8n 1.x (GEN_GATEWAY_E2E_N8N=1). */
 	queue1?: QueueRun;
+	/** Case 2 with nothing killed, ledger on and off (SCALE_ONLY=queueCalm): what the ledger itself costs a task. */
+	queueCalm?: QueueRun;
+	queueCalmOff?: QueueRun;
 	/** Case 2's pace: 2 workers, one key, nothing killed (issue 39). */
 	queuePace?: QueuePaceRun;
 }
@@ -275,7 +278,7 @@ function figuresOf(config: ScaleConfig, o: Outcomes): ScaleFigure[] {
 			}),
 		);
 	}
-	for (const [prefix, q] of [['queue', o.queue], ['queueOff', o.queueOff], ['queue1', o.queue1]] as const) {
+	for (const [prefix, q] of [['queue', o.queue], ['queueOff', o.queueOff], ['queue1', o.queue1], ['queueCalm', o.queueCalm], ['queueCalmOff', o.queueCalmOff]] as const) {
 		if (!q) continue;
 		const settings = Object.entries(q.env).map(([key, value]) => `${key}=${value}`).join(', ');
 		const on = prefix === 'queue1' ? ` on n8n ${q.n8nVersion}${settings ? ` (${settings})` : ''}` : '';
@@ -283,7 +286,11 @@ function figuresOf(config: ScaleConfig, o: Outcomes): ScaleFigure[] {
 		const ledger = q.ledger
 			? `task ledger on, ${q.retried} crashed/failed executions retried, then one Recover (${q.recovered ?? 0} tasks)`
 			: 'task ledger off';
-		const label = `Queue mode${on}, ${q.executions} executions × ${q.prompts / q.executions} prompts, worker killed mid-submission at ${round(q.killedWorkerAtSeconds, 0)} s${kills}, main restarted at ${round(q.restartedMainAtSeconds, 0)} s; ${ledger}`;
+		const crash =
+			q.killedWorkerAtSeconds === undefined
+				? 'nothing killed'
+				: `worker killed mid-submission at ${round(q.killedWorkerAtSeconds, 0)} s${kills}, main restarted at ${round(q.restartedMainAtSeconds ?? 0, 0)} s`;
+		const label = `Queue mode${on}, ${q.executions} executions × ${q.prompts / q.executions} prompts, ${crash}; ${ledger}`;
 		if (q.ledger) {
 			out.push(
 				figure({ id: `${prefix}.unknownOutcome`, case: 2, label: `${label}: submissions with an unknown outcome (ledger rows \`sending\`, or \`reported\` by Recover)`, value: (q.ledgerStates.sending ?? 0) + (q.ledgerStates.reported ?? 0), unit: '', ideal: 0, how: 'Killed between the service\'s accept and the ledger write, or while the POST was in flight: never resent, listed by Recover.' }),
@@ -305,6 +312,7 @@ function figuresOf(config: ScaleConfig, o: Outcomes): ScaleFigure[] {
 			figure({ id: `${prefix}.lost`, case: 2, label: `${label}: task_ids created but never delivered (executions ${JSON.stringify(q.statuses)})`, value: q.lostTaskIds, unit: '', ideal: 0, target: { op: '<=', value: 0 }, how: 'Tasks created at the mock whose content was never served whole with its bytes.' }),
 			figure({ id: `${prefix}.exact`, case: 2, label: `${label}: tasks delivered with exact bytes`, value: q.exact, unit: '', ideal: q.prompts, how: 'Content answers whose sha256 is the task artifact\'s, distinct tasks.' }),
 			figure({ id: `${prefix}.workerSeconds`, case: 2, label: `${label}: worker busy time per task`, value: round(q.workerSecondsPerTask * 1000, 0), unit: 'ms', how: 'Sum of node run times of all executions over the prompts.' }),
+			figure({ id: `${prefix}.workerSecondsPerVideo`, case: 2, label: `${label}: worker busy time per video delivered`, value: round((q.workerSecondsPerTask * q.prompts * 1000) / Math.max(1, q.exact), 0), unit: 'ms', how: 'Sum of node run times of all executions (Retries included) over the videos delivered with exact bytes: a run killed before its end did work that delivered nothing.' }),
 			figure({ id: `${prefix}.share429`, case: 2, label: `${label}: share answered 429`, value: round(share(q.counts.limited, q.counts.requests), 1), unit: '%', ideal: 0, target: { op: '<=', value: 5 }, how: "429 answers over all /v1 requests in the mock's log." }),
 		);
 	}
@@ -409,6 +417,16 @@ async function measure(config: ScaleConfig, cases: CaseName[]): Promise<ScaleRes
 				outcomes.queueOff = await runQueue(config, mock, log, {}, false);
 				n8nVersion ||= outcomes.queueOff.n8nVersion;
 				stats.queueOff = await statsOf(mock);
+			}
+		}
+		if (has('queueCalm')) {
+			// The ledger's own cost: the same batch with nothing killed, on then off (no Retry, no Recover needed).
+			for (const ledger of [true, false]) {
+				const mock = await newMock(config.queue.rateLimit, ledger ? 'queueCalm' : 'queueCalmOff');
+				const run = await runQueue(config, mock, log, {}, ledger, false);
+				outcomes[ledger ? 'queueCalm' : 'queueCalmOff'] = run;
+				n8nVersion ||= run.n8nVersion;
+				stats[ledger ? 'queueCalm' : 'queueCalmOff'] = await statsOf(mock);
 			}
 		}
 		if (has('queuePace')) {
