@@ -306,13 +306,32 @@ export class TaskLedger {
 			if (this.holdLost()) throw leaseLost(this.ctx, itemIndex, row);
 			this.holder = itemIndex;
 			// A failed write (the table's NodeOperationError) fails the item before its POST: nothing sent.
-			const failed = await this.writeWindow([this.sending(row)]).then(() => undefined, (error: unknown) => error);
+			const failed = await this.markSent(itemIndex, row).then(() => undefined, (error: unknown) => error);
 			if (failed === undefined) return;
 			this.holder = undefined;
 			void this.handOn();
 			throw failed;
 		}
 		await new Promise<void>((resolve, reject) => this.waiters.push({ itemIndex, row, resolve, reject }));
+	}
+
+	/**
+	 * The item's own `sending` write; it counts only if it changed the row (a Retry or Recover that claimed the row
+	 * meanwhile wins) and committed while this run's hold still ran. A Retry acts on what it reads once the lease is
+	 * over, so a mark that commits later may come after the Retry paid (found by the review of cb49ba5): the POST is
+	 * not sent, and the mark is taken back (best effort: a mark left is an unknown outcome, never a second payment).
+	 */
+	private async markSent(itemIndex: number, row: LedgerRow): Promise<void> {
+		const [changed] = await this.writeWindow([this.sending(row)]);
+		if (!changed) throw takenByAnother(this.ctx, itemIndex, row);
+		if (!this.holdLost()) return;
+		await this.writeWindow([this.change(this.current(row), { state: 'planned' })]).catch(() => undefined);
+		throw leaseLost(this.ctx, itemIndex, row);
+	}
+
+	/** The row as this run knows it now (after its own writes). */
+	private current(row: LedgerRow): LedgerRow {
+		return this.rows.find((entry) => entry.id === row.id) ?? row;
 	}
 
 	/** The next waiting item, unless the run's hold ran out (holdLost: then each is refused, nothing sent). */
@@ -362,8 +381,14 @@ export class TaskLedger {
 		const changes = set || next ? [this.change(row, { lease_until: Date.now() + LEASE_MS, ...set, ...nextRow })] : [];
 		let written = false;
 		try {
-			await this.writeWindow(changes);
-			written = true;
+			const [changed = true] = await this.writeWindow(changes);
+			// Lost its compare-and-set (a Retry or Recover claimed the row while the POST was out): the task is recorded
+			// in a row of its own, and the next item was not marked as sent (found by the review of cb49ba5).
+			if (!changed && set?.state === 'accepted') await this.recordApart(row, set);
+			if (!changed && next) this.waiters.unshift(next);
+			// A `next_row` mark that committed after the hold ran out may come after a Retry paid: not sent (markSent).
+			else if (next && this.holdLost()) next.reject(leaseLost(this.ctx, next.itemIndex, next.row));
+			else written = true;
 		} catch (error) {
 			if (set) this.warn(`row ${row.id} not updated to ${JSON.stringify(set.state)}`, error);
 			if (set?.state === 'accepted') this.unrecorded.set(row.id, this.change(row, { ...set, lease_until: 0 }));
@@ -376,6 +401,26 @@ export class TaskLedger {
 		else void this.handOn();
 	}
 
+	/** An accepted task whose row another run claimed: a row of this run's own, so that its id is in the ledger. */
+	private async recordApart(row: LedgerRow, set: IDataObject): Promise<void> {
+		const values: IDataObject = {
+			workflow_id: row.workflow_id,
+			run_key: row.run_key,
+			item_key: row.item_key,
+			execution_id: this.scope.executionId,
+			task_id: '',
+			claims: 0,
+			lease_until: Date.now() + LEASE_MS,
+			detail: row.detail,
+			...set,
+		};
+		try {
+			this.rows.push(...(await this.table.insert([values])));
+		} catch (error) {
+			this.warn(`recording task ${String(set.task_id)} apart`, error);
+		}
+	}
+
 	/** Nobody holds the window: the first waiter takes it with a write of its own. */
 	private async handOn(): Promise<void> {
 		while (this.holder === undefined && !this.handing) {
@@ -383,7 +428,7 @@ export class TaskLedger {
 			if (!next) return;
 			this.holder = next.itemIndex;
 			try {
-				await this.writeWindow([this.sending(next.row)]);
+				await this.markSent(next.itemIndex, next.row);
 				next.resolve();
 				return;
 			} catch (error) {
@@ -393,9 +438,11 @@ export class TaskLedger {
 		}
 	}
 
-	private async writeWindow(changes: RowChange[]): Promise<void> {
+	/** Answers, per change, whether it changed its row (a lost compare-and-set changes nothing). */
+	private async writeWindow(changes: RowChange[]): Promise<boolean[]> {
 		const answers = await this.table.updateEach(BY_CLAIM, changes);
 		for (const [changed] of answers) if (changed) this.replace(changed);
+		return answers.map((rows) => rows.length > 0);
 	}
 
 	private replace(changed: LedgerRow): void {
@@ -414,12 +461,21 @@ export class TaskLedger {
 		this.renewal.abort();
 		await this.renewing;
 		if (!this.rows.some((row) => row.execution_id === this.scope.executionId)) return;
-		if (this.unrecorded.size > 0) {
-			await this.writeWindow([...this.unrecorded.values()]).catch((error: unknown) => this.warn('recording again', error));
-		}
+		if (this.unrecorded.size > 0) await this.recordAgain();
 		await this.table
 			.update(HELD, { run_key: this.runKey, execution_id: this.scope.executionId }, { lease_until: 0 })
 			.catch((error: unknown) => this.warn('letting the leases go', error));
+	}
+
+	/** The `accepted` writes that failed, once more; one whose row another run claimed meanwhile gets a row apart. */
+	private async recordAgain(): Promise<void> {
+		const changes = [...this.unrecorded.values()];
+		const changed = await this.writeWindow(changes).catch((error: unknown) => this.warn('recording again', error));
+		if (!changed) return;
+		for (const [index, change] of changes.entries()) {
+			const row = this.rows.find((entry) => entry.id === Number(change.where.id));
+			if (!changed[index] && row) await this.recordApart(row, { ...change.set, lease_until: 0 });
+		}
 	}
 
 	private resumed(itemIndex: number, row: LedgerRow, named: Set<number> = sentAfter(this.rows)): LedgerSubmission {
