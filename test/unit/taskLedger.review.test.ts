@@ -1,15 +1,16 @@
 // Adversarial review of cb49ba5 (item_key = the input item, notHeldElsewhere, holdLost): sequences in which a task is
 // paid twice, an accepted task is forgotten, an item is handed another item's video, or legitimate work is refused.
 // Same fake Data Table and minimal context as taskLedger.test.ts; here the context's input items may carry binary.
-// Every test here failed on cb49ba5. Fixed since, plain `it`: notHeldElsewhere reads what the holder did meanwhile; a
-// Retry skips another request's row when a row of its own request is there; a row of the same position and request
-// counts too (the crashed run's unknown outcome is met when the nodes before Generate stamped the item anew). The
-// others are `it.failing`: open defects, passing while the defect is there; when a fix lands, jest reports the test as
-// failing: make it a plain `it` then.
+// Every test here failed on cb49ba5; all are fixed: notHeldElsewhere reads what the holder did meanwhile; a Retry
+// skips another request's row when a row of its own request is there; a row of the same position and request counts
+// too (the crashed run's unknown outcome is met when the nodes before Generate stamped the item anew); a window write
+// counts only if it changed its row while the hold ran (markSent); a lost `accepted` compare-and-set records the task
+// apart (recordApart); a file's id is in the item key. An open defect found later goes here as `it.failing` (passing
+// while the defect is there; when a fix lands, jest reports it as failing: make it a plain `it` then).
 import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { LEDGER_COLUMNS } from '../../nodes/shared/ledger/ledgerTable';
-import { LEASE_MS, openLedger } from '../../nodes/shared/ledger/taskLedger';
+import { itemKeys, LEASE_MS, openLedger } from '../../nodes/shared/ledger/taskLedger';
 import type { TaskLedger } from '../../nodes/shared/ledger/taskLedger';
 import { OUTCOME_UNKNOWN } from '../../nodes/shared/transport/errors';
 import type { Lane } from '../../nodes/shared/transport/lane';
@@ -136,7 +137,7 @@ describe('review of cb49ba5: a Retry waiting out another run\'s live planned row
 });
 
 describe('review of cb49ba5: the item key across executions (a Retry reads every execution\'s rows of the node run)', () => {
-	it.failing('two executions\' items with the same JSON and a picture of the same name, type and pretty size are not swapped by a Retry', async () => {
+	it('two executions\' items with the same JSON and a picture of the same name, type and pretty size are not swapped by a Retry', async () => {
 		const table = newTable();
 		const { posts, send } = service();
 		// Two form uploads ("photo.jpg", different pictures, both 1.23 MB as n8n prints it), same prompt; both paid and
@@ -147,7 +148,9 @@ describe('review of cb49ba5: the item key across executions (a Retry reads every
 			await ledger.close();
 		}
 		expire(table);
-		expect(new Set(table.rows.map((row) => row.item_key)).size).toBe(1);
+		// cb49ba5: one item_key for both (name, type, pretty size). Fixed: the file's id (n8n's, kept by a Retry) is in
+		// the key, and a row of the item itself goes before one that only stands at its position with its request.
+		expect(new Set(table.rows.map((row) => row.item_key)).size).toBe(2);
 		const retry = await open(table, 'exec-1-retry', {
 			mode: 'retry',
 			items: [{ json: { prompt: 'animate' }, binary: { data: picture('exec-1') } }],
@@ -157,6 +160,18 @@ describe('review of cb49ba5: the item key across executions (a Retry reads every
 		// cb49ba5: 'task_of_exec-2', exec-1's picture is handed the video made from exec-2's picture.
 		expect(taken.taskId).toBe('task_of_exec-1');
 		expect(posts).toHaveLength(2);
+	});
+
+	it('item keys tell files apart by n8n\'s file id, or by an in-memory file\'s content, and stay the same for the same file', () => {
+		const inMemory = (data: string): IBinaryData => ({ data, mimeType: 'image/jpeg', fileName: 'photo.jpg', fileSize: '1.23 MB' });
+		const key = (file: IBinaryData) => itemKeys([{ json: { prompt: 'animate' }, binary: { data: file } }])[0];
+		expect(key(picture('exec-1'))).toBe(key(picture('exec-1')));
+		expect(key(picture('exec-1'))).not.toBe(key(picture('exec-2')));
+		expect(key(inMemory('QUJD'))).toBe(key(inMemory('QUJD')));
+		expect(key(inMemory('QUJD'))).not.toBe(key(inMemory('QUJE')));
+		// A large file is read at both ends only: a change there tells it apart.
+		const large = 'A'.repeat(300_000);
+		expect(key(inMemory(large))).not.toBe(key(inMemory(`${large.slice(1)}B`)));
 	});
 
 	it('a Retry is not refused for its own crashed run\'s task because another execution\'s orphan of an identical item asked for another prompt', async () => {

@@ -1,4 +1,4 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, IRunExecutionData } from 'n8n-workflow';
+import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData, IRunExecutionData } from 'n8n-workflow';
 
 import { fingerprint } from '../run/fingerprint';
 
@@ -112,9 +112,25 @@ export async function handedOn(
 	return items.some((item) => item.json?.task_id === row.task_id && item.json?.error === undefined);
 }
 
+/** Characters of an in-memory file's base64 read at each end for its identity (not the whole file). */
+const SAMPLE = 65_536;
+
+/**
+ * What tells two files of the same name, type and printed size apart (two form uploads "photo.jpg" of 1.23 MB were one
+ * item to the ledger, and a Retry could hand one execution's video to the other: found by the review of cb49ba5).
+ * n8n's stored files have an id, unique per file and kept by a Retry (it runs on the saved run data); a file kept in
+ * memory (binary mode `default`) has no id: its length and both ends of its base64 instead.
+ */
+function fileIdentity(file: IBinaryData): string {
+	if (file.id) return file.id;
+	const data = String(file.data ?? '');
+	const sample = data.length > 2 * SAMPLE ? data.slice(0, SAMPLE) + data.slice(-SAMPLE) : data;
+	return `${data.length}:${fingerprint(sample)}`;
+}
+
 /**
  * Each input item's key (`item_key`): what the item is, not where it stands nor what its request evaluates to. The
- * fingerprint of its JSON and of its binary files (name, type, size), and how many earlier items of the input have the
+ * fingerprint of its JSON and of its binary files (name, type, size, fileIdentity), and how many earlier items of the input have the
  * same fingerprint (two identical items are two tasks). A Retry gets the same items from the saved run, also in
  * another order, while `{{ $now }}` in a prompt changes on every try; and the executions of one workflow (which share
  * a `run_key`) never meet each other's rows unless their items are the same (found by bench:scale's queue case: with
@@ -123,7 +139,13 @@ export async function handedOn(
 export function itemKeys(items: INodeExecutionData[]): string[] {
 	const seen = new Map<string, number>();
 	return items.map((item) => {
-		const files = Object.entries(item.binary ?? {}).map(([name, file]) => [name, file.fileName, file.mimeType, file.fileSize]);
+		const files = Object.entries(item.binary ?? {}).map(([name, file]) => [
+			name,
+			file.fileName,
+			file.mimeType,
+			file.fileSize,
+			fileIdentity(file),
+		]);
 		const print = fingerprint(JSON.stringify([item.json ?? {}, files]));
 		const occurrence = seen.get(print) ?? 0;
 		seen.set(print, occurrence + 1);
@@ -493,8 +515,11 @@ export class TaskLedger {
 	 */
 	private async adopt(itemIndex: number, meta: SubmissionMeta): Promise<LedgerSubmission | undefined> {
 		const named = sentAfter(this.rows);
-		const candidates = this.rows
-			.filter((row) => this.related(row, itemIndex, meta))
+		const related = this.rows.filter((row) => this.related(row, itemIndex, meta));
+		// Rows of the item itself, when there are any: another execution's row that only stands at the same position
+		// with the same request may be another item's (its picture), so it counts only for an item stamped anew.
+		const itself = related.filter((row) => this.sameItem(row, itemIndex));
+		const candidates = (itself.length > 0 ? itself : related)
 			.filter((row) => this.mayHaveBeenSent(row, named))
 			.sort((a, b) => ADOPTION_ORDER.indexOf(a.state) - ADOPTION_ORDER.indexOf(b.state));
 		let taken: LedgerRow | undefined;
