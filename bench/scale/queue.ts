@@ -19,6 +19,7 @@ import { checkLoopWorkflow, webhookNode } from './durable';
 import { chainConnections, workflowOf } from '../workflows';
 import { createLedgerTable, ledgerRows } from '../../test/e2e/workflows/ledgerTable';
 import { WORK_DIR } from '../setup';
+import { sampleWorkerCpu } from './groupCpu';
 
 const WEBHOOK_PATH = 'scale-queue-durable';
 
@@ -33,6 +34,11 @@ export interface QueueRun {
 	exact: number;
 	/** Sum of node run times of all executions (s) over the prompts: worker time per task. */
 	workerSecondsPerTask: number;
+	/**
+	 * CPU seconds (user + system) of the worker processes (n8n worker and its task runner, killed ones up to their
+	 * last reading) over the prompts: what a task costs the machine; node run times also count waits on I/O.
+	 */
+	workerCpuSecondsPerTask?: number;
 	wallSeconds: number;
 	/** Undefined when nothing was killed (the calm run: the ledger's own cost, no crash to recover from). */
 	killedWorkerAtSeconds?: number;
@@ -190,6 +196,7 @@ export async function runQueue(
 		const commits = async () => Number(await cluster.postgres.query('select xact_commit from pg_stat_database where datname = current_database()'));
 		const [firstSequence, firstCommits] = [await sequence(), await commits()];
 		const started = Date.now();
+		const cpu = sampleWorkerCpu(() => [cluster.worker.child.pid, second.child.pid].filter((pid): pid is number => pid !== undefined));
 		log(`  queue (n8n ${cluster.mainHome.install.version}${Object.keys(env).length ? `, ${JSON.stringify(env)}` : ''}, ledger ${ledger ? 'on' : 'off'}${crash ? '' : ', nothing killed'}): ${executions} executions × ${itemsPerExecution} prompts × ${taskSeconds} s at ${rateLimit} req/s, 2 workers × ${concurrency} …`);
 		for (let e = 0; e < executions; e++) {
 			const prompts = Array.from({ length: itemsPerExecution }, (_, i) => `Queue ${e + 1}.${i + 1} [[queuedMs=0]] [[runMs=${taskSeconds * 1000}]] [[ttlMs=3600000]]`);
@@ -278,6 +285,7 @@ export async function runQueue(
 			log(`  queue: Recover ${runs[0]?.status}: ${recovered} tasks, ${runData.Recover?.[0]?.data?.main?.[1]?.length ?? 0} unknown outcomes`);
 		}
 		const wallSeconds = (Date.now() - started) / 1000;
+		const workerCpuSeconds = cpu.stop();
 		const statuses: Record<string, number> = {};
 		for (const entry of list) statuses[entry.status] = (statuses[entry.status] ?? 0) + 1;
 		const ledgerStates: Record<string, number> = {};
@@ -329,6 +337,7 @@ export async function runQueue(
 			lostTaskIds: [...created].filter((taskId) => !exactTasks.has(taskId)).length,
 			exact: exactTasks.size,
 			workerSecondsPerTask: nodeMs / 1000 / (executions * itemsPerExecution),
+			workerCpuSecondsPerTask: workerCpuSeconds / (executions * itemsPerExecution),
 			wallSeconds,
 			killedWorkerAtSeconds: killedAt,
 			restartedMainAtSeconds: restartedAt,

@@ -312,6 +312,9 @@ function figuresOf(config: ScaleConfig, o: Outcomes): ScaleFigure[] {
 			figure({ id: `${prefix}.lost`, case: 2, label: `${label}: task_ids created but never delivered (executions ${JSON.stringify(q.statuses)})`, value: q.lostTaskIds, unit: '', ideal: 0, target: { op: '<=', value: 0 }, how: 'Tasks created at the mock whose content was never served whole with its bytes.' }),
 			figure({ id: `${prefix}.exact`, case: 2, label: `${label}: tasks delivered with exact bytes`, value: q.exact, unit: '', ideal: q.prompts, how: 'Content answers whose sha256 is the task artifact\'s, distinct tasks.' }),
 			figure({ id: `${prefix}.workerSeconds`, case: 2, label: `${label}: worker busy time per task`, value: round(q.workerSecondsPerTask * 1000, 0), unit: 'ms', how: 'Sum of node run times of all executions over the prompts.' }),
+			...(q.workerCpuSecondsPerTask === undefined
+				? []
+				: [figure({ id: `${prefix}.workerCpu`, case: 2, label: `${label}: worker CPU per task`, value: round(q.workerCpuSecondsPerTask * 1000, 0), unit: 'ms', how: 'User and system CPU of the worker processes (n8n worker and its task runner; a killed one up to its last reading, every 2 s) over the prompts.' })]),
 			figure({ id: `${prefix}.workerSecondsPerVideo`, case: 2, label: `${label}: worker busy time per video delivered`, value: round((q.workerSecondsPerTask * q.prompts * 1000) / Math.max(1, q.exact), 0), unit: 'ms', how: 'Sum of node run times of all executions (Retries included) over the videos delivered with exact bytes: a run killed before its end did work that delivered nothing.' }),
 			figure({ id: `${prefix}.share429`, case: 2, label: `${label}: share answered 429`, value: round(share(q.counts.limited, q.counts.requests), 1), unit: '%', ideal: 0, target: { op: '<=', value: 5 }, how: "429 answers over all /v1 requests in the mock's log." }),
 		);
