@@ -115,8 +115,10 @@ describe('package.json fields the gate reads', () => {
 		expect(read('eslint.config.mjs')).toBe("import { config } from '@n8n/node-cli/eslint';\n\nexport default config;\n");
 	});
 
-	it('runs the scan and the workflow lint in npm test', () => {
-		expect(manifest.scripts.test).toMatch(/npm run scan && npm run lint:workflows && jest/);
+	it('runs lint, types, the build, the scan and the workflow lint in npm test, before jest (scripts/checks.mjs)', () => {
+		expect(manifest.scripts.test).toBe('node scripts/checks.mjs && jest');
+		const checks = read('scripts/checks.mjs');
+		expect(checks).toContain("const LANES = [['lint'], ['typecheck', 'clean', 'build', 'scan', 'lint:workflows']];");
 		expect(manifest.devDependencies['@n8n/scan-community-package']).toBe('0.32.0');
 	});
 });
