@@ -155,7 +155,13 @@ export class LedgerTable {
 	private async flush(op: TableOp, calls: TableCall[]): Promise<IDataObject[][]> {
 		const rows = await this.inTurn(async () => await runTable(this.ctx, this.tableId, op, calls));
 		if (op.kind === 'insert') return rows.map((row) => [row]);
-		// An update answers the changed rows of all calls together: each call's are those its `where.id` names.
-		return calls.map((call) => rows.filter((row) => Number(row.id) === Number(call.where?.id)));
+		// An update answers the changed rows of all calls together, in call order: each call's is the next one its
+		// `where.id` names. Two compare-and-sets of one row in one run: the second matched nothing and gets nothing
+		// (both got the row, and both claimed it: found by the ledger's property test, one task handed to two items).
+		const unused = [...rows];
+		return calls.map((call) => {
+			const index = unused.findIndex((row) => Number(row.id) === Number(call.where?.id));
+			return index < 0 ? [] : unused.splice(index, 1);
+		});
 	}
 }

@@ -153,6 +153,18 @@ export function itemKeys(items: INodeExecutionData[]): string[] {
 	});
 }
 
+/**
+ * Each item's files (fileIdentity; '' without files), recorded in its row: a Retry's item whose key changed (its JSON
+ * stamped anew) is taken for a row at its position with its request only with the same files, never with another
+ * picture (found by the property test: two same-looking pictures swapped).
+ */
+function filesOf(items: INodeExecutionData[]): string[] {
+	return items.map((item) => {
+		const files = Object.entries(item.binary ?? {}).map(([name, file]) => [name, fileIdentity(file)]);
+		return files.length === 0 ? '' : fingerprint(JSON.stringify(files));
+	});
+}
+
 export class TaskLedger {
 	private rows: LedgerRow[] = [];
 	/** The row each submitting item sends under, by item index (its `planned` row, or one inserted late). */
@@ -172,8 +184,14 @@ export class TaskLedger {
 	 */
 	private heldUntil = Date.now() + LEASE_MS;
 
+	/** The task ids this run handed to its items (sent, resumed or adopted). */
+	private readonly tasks = new Set<string>();
+	/** The rows this run adopted, and for which item. */
+	private readonly adoptedFor = new Map<number, number>();
 	/** Each input item's `item_key` (itemKeys), by item index. */
 	private readonly keys: string[];
+	/** Each input item's files (filesOf), by item index. */
+	private readonly files: string[];
 
 	private constructor(
 		private readonly ctx: IExecuteFunctions,
@@ -181,11 +199,28 @@ export class TaskLedger {
 		readonly scope: LedgerScope,
 	) {
 		this.keys = itemKeys(ctx.getInputData());
+		this.files = filesOf(ctx.getInputData());
 	}
 
 	/** Whether a row is the paid request of this item: its node run's row for the same input item. */
 	private sameItem(row: LedgerRow, itemIndex: number): boolean {
 		return row.item_key === this.keys[itemIndex];
+	}
+
+	/**
+	 * Whether a row of this execution is this item's: the item it was adopted for, else its key. A row adopted from an
+	 * identical item's other occurrence keeps that key, and must not read as that other item's own row (found by the
+	 * property test: one task handed to two items).
+	 */
+	private mine(row: LedgerRow, itemIndex: number): boolean {
+		if (row.execution_id !== this.scope.executionId) return false;
+		const adopted = this.adoptedFor.get(row.id);
+		return adopted === undefined ? this.sameItem(row, itemIndex) : adopted === itemIndex;
+	}
+
+	/** Whether a row's item is this item or one identical to it (the same fingerprint, whatever its occurrence). */
+	private samePrint(row: LedgerRow, itemIndex: number): boolean {
+		return row.item_key.split('#')[0] === this.keys[itemIndex].split('#')[0];
 	}
 
 	get runKey(): string {
@@ -216,6 +251,7 @@ export class TaskLedger {
 			item_index: itemIndex,
 			model: meta.model,
 			prompt: meta.prompt.slice(0, PROMPT_KEPT),
+			files: this.files[itemIndex],
 		};
 		return {
 			workflow_id: this.scope.workflowId,
@@ -237,9 +273,13 @@ export class TaskLedger {
 	async plan(submissions: PlannedSubmission[]): Promise<void> {
 		// A request with a row that may have been paid is resumed or adopted, not planned (a planned or refused row of
 		// another run is nothing paid: the request gets a row of this run's own).
+		// On a Retry also another execution's row it may take over: a row planned for the item would hide that one from a
+		// Retry of this run (its key is the item's, which goes before a row at its position: found by the property test).
 		const named = sentAfter(this.rows);
+		const mayTake = (row: LedgerRow, { itemIndex, meta }: PlannedSubmission) =>
+			this.sameItem(row, itemIndex) || (this.scope.retry && this.related(row, itemIndex, meta));
 		const fresh = submissions.filter(
-			({ itemIndex }) => !this.rows.some((row) => this.sameItem(row, itemIndex) && this.mayHaveBeenSent(row, named)),
+			(entry) => !this.rows.some((row) => mayTake(row, entry) && this.mayHaveBeenSent(row, named)),
 		);
 		if (fresh.length === 0) return;
 		const rows = fresh.map((entry) => this.newRow(entry.itemIndex, entry.meta));
@@ -261,11 +301,12 @@ export class TaskLedger {
 		send: (lane: Lane) => Promise<string>,
 	): Promise<LedgerSubmission> {
 		const { itemIndex } = lane;
-		const mine = (row: LedgerRow) => this.sameItem(row, itemIndex) && row.execution_id === this.scope.executionId;
+		const mine = (row: LedgerRow) => this.mine(row, itemIndex);
 		const named = sentAfter(this.rows);
 		const own = this.rows.find((row) => mine(row) && this.mayHaveBeenSent(row, named));
 		if (own) return this.resumed(itemIndex, own, named);
-		if (this.scope.retry) {
+		if (this.scope.retry && this.rows.some((row) => this.related(row, itemIndex, meta))) {
+			await this.refreshOthers();
 			const adopted = await this.adopt(itemIndex, meta);
 			if (adopted) return adopted;
 			await this.notHeldElsewhere(itemIndex, meta);
@@ -294,6 +335,7 @@ export class TaskLedger {
 		await this.leave(itemIndex, outcome.ok ? await accepted(outcome.taskId) : refused);
 		this.slots.delete(itemIndex);
 		if (!outcome.ok) throw outcome.error;
+		this.tasks.add(outcome.taskId);
 		return { taskId: outcome.taskId, resumed: false, acceptedAt };
 	}
 
@@ -396,7 +438,9 @@ export class TaskLedger {
 	private async leave(itemIndex: number, set: IDataObject | undefined): Promise<void> {
 		if (this.holder !== itemIndex) return;
 		this.handing = true;
-		const row = await this.slots.get(itemIndex)!;
+		// The row as this run last wrote it: its slot still says `planned` after its own `sending` write, and an unknown
+		// outcome written back from it lost its mark (found by the ledger's property test: the task was resent).
+		const row = this.current(await this.slots.get(itemIndex)!);
 		const next = this.nextWaiter();
 		const detail = (set?.detail as string | undefined) ?? row.detail;
 		const nextRow = next ? { detail: JSON.stringify({ ...detailOf({ ...row, detail }), next_row: next.row.id }) } : {};
@@ -505,7 +549,19 @@ export class TaskLedger {
 			throw unknownOutcome(this.ctx, itemIndex, row);
 		}
 		const submittedAt = Date.parse(String(detailOf(row).submitted_at ?? ''));
+		this.tasks.add(row.task_id);
 		return { taskId: row.task_id, resumed: true, acceptedAt: Number.isFinite(submittedAt) ? submittedAt : Date.now() };
+	}
+
+	/**
+	 * On a Retry, before an item takes over or pays: the other executions' rows read again. Those read when the run
+	 * opened may be old by now (the Retry's items wait for their turn): a holder whose lease looked over may have
+	 * renewed it and be about to send (found by the ledger's property test: two Retries of one execution both paid).
+	 */
+	private async refreshOthers(): Promise<void> {
+		const now = await this.table.read([eq('run_key')], { run_key: this.runKey });
+		const own = (row: LedgerRow) => row.execution_id === this.scope.executionId;
+		this.rows = [...this.rows.filter(own), ...now.filter((row) => !own(row))];
 	}
 
 	/**
@@ -516,16 +572,21 @@ export class TaskLedger {
 	private async adopt(itemIndex: number, meta: SubmissionMeta): Promise<LedgerSubmission | undefined> {
 		const named = sentAfter(this.rows);
 		const related = this.rows.filter((row) => this.related(row, itemIndex, meta));
-		// Rows of the item itself, when there are any: another execution's row that only stands at the same position
-		// with the same request may be another item's (its picture), so it counts only for an item stamped anew.
-		const itself = related.filter((row) => this.sameItem(row, itemIndex));
-		const candidates = (itself.length > 0 ? itself : related)
-			.filter((row) => this.mayHaveBeenSent(row, named))
-			.sort((a, b) => ADOPTION_ORDER.indexOf(a.state) - ADOPTION_ORDER.indexOf(b.state));
+		// Rows of the item itself (or of identical items) go first, then those at its position with its request and files.
+		const itself = related.filter((row) => this.samePrint(row, itemIndex));
+		const order = (row: LedgerRow) => (itself.includes(row) ? 0 : ADOPTION_ORDER.length) + ADOPTION_ORDER.indexOf(row.state);
+		const candidates = related.filter((row) => this.mayHaveBeenSent(row, named)).sort((a, b) => order(a) - order(b));
+		// Identical items whose requests differ (a prompt from elsewhere) are numbered by their order, which a Retry's
+		// input may change: a row of the item's request means the other requests' rows are its siblings' (found by the
+		// property test: a reversed input paid an accepted task again), not a prompt edited since.
+		const ownRequest = itself.some((row) => samePaid(paidForOf(row), meta));
 		let taken: LedgerRow | undefined;
 		// A row of the same item that paid for another request: refused only when no row paid for this one.
 		let other: { row: LedgerRow; paidFor: SubmissionMeta } | undefined;
 		for (const candidate of candidates) {
+			// A task this run has handed to an item already (its row taken by another run meanwhile, then let go) is
+			// that item's: never a second one's (found by the property test: one task handed to two items).
+			if (candidate.task_id && this.tasks.has(candidate.task_id)) continue;
 			const row = await this.untilLeaseEnds(candidate);
 			if (!row) {
 				taken = candidate;
@@ -534,19 +595,25 @@ export class TaskLedger {
 			if (await handedOn(this.ctx, row)) continue;
 			const paidFor = paidForOf(row);
 			if (!samePaid(paidFor, meta)) {
-				other ??= { row, paidFor };
+				if (!ownRequest) other ??= { row, paidFor };
 				continue;
 			}
+			// The row is this item's now, as this run knows it (its key and position): what a Retry of this run meets.
+			const leaseUntil = Date.now() + LEASE_MS;
 			const [claimed] = await this.table.update(BY_CLAIM, { id: row.id, claims: row.claims }, {
+				item_key: this.keys[itemIndex],
+				detail: JSON.stringify({ ...detailOf(row), item_index: itemIndex }),
 				execution_id: this.scope.executionId,
 				claims: row.claims + 1,
-				lease_until: Date.now() + LEASE_MS,
+				lease_until: leaseUntil,
 			});
-			if (!claimed) {
+			// A claim whose answer came after its lease ran out may have been taken over since (as markSent's mark).
+			if (!claimed || Date.now() >= leaseUntil) {
 				taken = row;
 				continue;
 			}
 			this.replace(claimed);
+			this.adoptedFor.set(claimed.id, itemIndex);
 			// The error of an unknown outcome names the run that died, not this one.
 			return this.resumed(itemIndex, { ...claimed, execution_id: row.execution_id }, named);
 		}
@@ -565,7 +632,11 @@ export class TaskLedger {
 	private related(row: LedgerRow, itemIndex: number, meta: SubmissionMeta): boolean {
 		if (row.execution_id === this.scope.executionId) return false;
 		if (this.sameItem(row, itemIndex)) return true;
-		return Number(detailOf(row).item_index) === itemIndex && samePaid(paidForOf(row), meta);
+		if (this.samePrint(row, itemIndex) && samePaid(paidForOf(row), meta)) return true;
+		const detail = detailOf(row);
+		// Other files are another item's (a picture with the same prompt: found by the property test).
+		const files = detail.files === undefined || detail.files === this.files[itemIndex];
+		return Number(detail.item_index) === itemIndex && samePaid(paidForOf(row), meta) && files;
 	}
 
 	/**
