@@ -1,6 +1,7 @@
-// Time: about 10 minutes (measured 9.5 min on a machine also running npm test: the three jobs 8 min at once, each
-// npm ci 2 to 2.5 min and the unit and integration tests 3 to 5 min; the override publish 51 s; n8n start and the
-// Video run 30 s). Not part of `npm test`: run it with `npm run test:release` (docs/releasing.md).
+// Time: about 12 minutes (865 s measured beside the 1.x smoke in CI, 2026-11-28: the three jobs 745 s at once, each
+// npm ci 2 min, two unit and integration runs of about 8 min (Node 20, and Node 24 for ci.yml and publish.yml: the same
+// tests run once), the override publish 23 s, n8n start and the Video run 30 s). Not part of `npm test`: run it with
+// `npm run test:release` (docs/releasing.md).
 /**
  * The release rehearsal: what happens between a version tag and a user's n8n, on this machine.
  *
