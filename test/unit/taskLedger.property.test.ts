@@ -221,7 +221,10 @@ function retryItems(items: RunItem[], spec: RetrySpec, execution: string): RunIt
 				: items;
 	if (!spec.stamped) return ordered;
 	// A Set node stamps the JSON and passes the files on (files made anew: Known limits in docs/queue-mode.md).
-	return ordered.map((entry) => ({ ...entry, item: { ...entry.item, json: { ...entry.item.json, received_at: execution } } }));
+	return ordered.map((entry) => ({
+		...entry,
+		item: { ...entry.item, json: { ...entry.item.json, received_at: execution } },
+	}));
 }
 
 class World {
@@ -235,6 +238,8 @@ class World {
 	readonly handed: Array<[string, string, string]> = [];
 	/** How many items of its original execution each request has (identical items are paid once each). */
 	readonly copies = new Map<string, number>();
+	/** The scenario's time is up: no Retry starts any more. */
+	over = false;
 	private tasks = 0;
 
 	inFlightIds(): Set<number> {
@@ -371,9 +376,11 @@ class Run {
 	private check(post: Post): void {
 		const marked = this.world.inFlightIds();
 		// Its row may have been claimed since by a Retry (still `sending` there: an unknown outcome, never resent).
-		const mark = [...this.world.marks].reverse().find(
-			(entry) => entry.execution === this.execution && entry.itemIndex === post.itemIndex && marked.has(entry.rowId),
-		);
+		const mark = [...this.world.marks]
+			.reverse()
+			.find(
+				(entry) => entry.execution === this.execution && entry.itemIndex === post.itemIndex && marked.has(entry.rowId),
+			);
 		if (!mark) {
 			this.world.violations.push(`(d) ${this.execution} POSTed item ${post.itemIndex} under no row it marked as sent`);
 			return;
@@ -457,7 +464,7 @@ async function play(origins: OriginSpec[]): Promise<string[]> {
 				while (!run.dead && !run.done && !(run.stalled && world.recorded(run.execution, items.length)))
 					await sleep(1_000);
 				// Only an execution that did not succeed can be retried.
-				if (run.succeeded) return;
+				if (run.succeeded || world.over) return;
 				run.takenForCrashed = true;
 				const execution = `${name}-retry${index + 1}`;
 				// Its input is the run's it retries (from n8n's saved data, or its nodes before Generate ran again).
@@ -470,6 +477,7 @@ async function play(origins: OriginSpec[]): Promise<string[]> {
 	});
 	await jest.advanceTimersByTimeAsync(20 * LEASE_MS);
 	// Whatever still goes on is abandoned; every lease runs out; then Recover, once.
+	world.over = true;
 	for (const run of runs) run.dead = true;
 	await jest.advanceTimersByTimeAsync(2 * LEASE_MS);
 	const recoverer = new Run(world, 'recover', 'manual', [], {
@@ -532,16 +540,16 @@ function verdicts(world: World, recovered: { tasks: IDataObject[]; unknownOutcom
 	return found;
 }
 
-/**
- * An original execution retried that may die or fail before its rows are written (its first two table calls: the read
- * and the insert of its `planned` rows): its Retry cannot tell its items from another execution's at the same position
- * with the same prompt and files that look the same (Known limits in docs/queue-mode.md). Left out beside a second one.
- */
-function unrecorded(spec: OriginSpec): boolean {
-	const early = (at: number) => at <= 1;
-	const failed = spec.script.faults.slice(0, 2).some((met) => met.kind === 'fail');
-	return spec.retries.length > 0 && (failed || (spec.script.crash !== undefined && early(spec.script.crash.at)));
-}
+const FOX: ItemSpec = { prompt: 0, json: 0, picture: 0 };
+const CAT: ItemSpec = { prompt: 1, json: 0, picture: 0 };
+const CLEAN: RunScript = { together: false, faults: [], answers: [] };
+const retry = (script: Partial<RunScript> = {}, spec: Partial<RetrySpec> = {}): RetrySpec => ({
+	gapMs: 1_000,
+	order: 'same',
+	stamped: false,
+	script: { ...CLEAN, ...script },
+	...spec,
+});
 
 describe('task ledger: the money invariants under hostile interleavings (property)', () => {
 	beforeEach(() => jest.useFakeTimers({ now: new Date('2026-11-28T12:00:00Z') }));
@@ -550,7 +558,6 @@ describe('task ledger: the money invariants under hostile interleavings (propert
 	it('never pays an item twice, never loses a paid task, never swaps tasks, sends nothing without a live hold', async () => {
 		await fc.assert(
 			fc.asyncProperty(scenario, async (origins) => {
-				fc.pre(!(origins.length > 1 && origins.some(unrecorded)));
 				const violations = await play(origins);
 				expect(violations).toEqual([]);
 			}),
@@ -559,5 +566,87 @@ describe('task ledger: the money invariants under hostile interleavings (propert
 				...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}),
 			},
 		);
+	});
+
+	// What the property found, shrunk (each failed on the code before its fix; the fix's comment names it).
+	it("an unknown outcome followed by a waiting item keeps its mark: the Retry does not send it again (leave wrote the slot's stale `planned` state back)", async () => {
+		const origins: OriginSpec[] = [
+			{ startMs: 0, items: [FOX, CAT], script: { ...CLEAN, together: true, answers: ['unknown'] }, retries: [retry()] },
+		];
+		expect(await play(origins)).toEqual([]);
+	});
+
+	it('two items of a Retry claiming the same row in one group commit: one wins, the other pays (both were answered the row)', async () => {
+		// Three identical items (the prompt comes from elsewhere), the second's POST refused. The Retry's three claims go
+		// out at once: the first alone, the two foxes' claims of the third row together.
+		const origins: OriginSpec[] = [
+			{
+				startMs: 0,
+				items: [CAT, FOX, FOX],
+				script: { ...CLEAN, answers: ['accept', 'refuse'] },
+				retries: [retry({ together: true })],
+			},
+		];
+		expect(await play(origins)).toEqual([]);
+	});
+
+	it('identical items whose prompts differ, reversed by the Retry: the accepted one is taken over, not paid again (their occurrence numbers changed)', async () => {
+		const origins: OriginSpec[] = [
+			{
+				startMs: 0,
+				items: [FOX, CAT],
+				script: { ...CLEAN, answers: ['refuse'] },
+				retries: [retry({}, { order: 'reversed' })],
+			},
+		];
+		expect(await play(origins)).toEqual([]);
+	});
+
+	it('a claim whose answer came after its lease ran out is not used: another Retry took the task over meanwhile (handed on twice)', async () => {
+		const stall = (at: number) => ({ stall: { at, ms: 30_000 } });
+		const origins: OriginSpec[] = [
+			{
+				startMs: 0,
+				items: [FOX],
+				script: { ...CLEAN, ...stall(2) },
+				retries: [retry({ ...stall(0), faults: [{ kind: 'late', ms: LEASE_MS + 5_000 }] })],
+			},
+			{
+				startMs: 0,
+				items: [FOX],
+				script: { ...CLEAN, ...stall(1), faults: [{ kind: 'ok' }, { kind: 'ok' }, { kind: 'ok' }, { kind: 'fail' }] },
+				retries: [
+					retry({
+						...stall(0),
+						faults: [{ kind: 'ok' }, { kind: 'ok' }, { kind: 'lateAnswer', ms: LEASE_MS + 5_000 }],
+					}),
+				],
+			},
+		];
+		expect(await play(origins)).toEqual([]);
+	});
+
+	it("a run that stalled past its lease fails at its end: the task another execution's Retry took over meanwhile goes on once", async () => {
+		// exec-1 stalls 3 minutes before its second task's `accepted` write; exec-2's Retry takes its first task (an
+		// identical item) once the lease ran out. Before, exec-1 went on to succeed and handed it on too.
+		const origins: OriginSpec[] = [
+			{ startMs: 0, items: [FOX, FOX], script: { ...CLEAN, stall: { at: 6, ms: 3 * LEASE_MS } }, retries: [] },
+			{ startMs: 0, items: [FOX], script: { ...CLEAN, answers: ['refuse'] }, retries: [retry()] },
+		];
+		expect(await play(origins)).toEqual([]);
+	});
+
+	// Open (Known limits in docs/queue-mode.md): stamped anew by nodes before Generate that ran again, and in another
+	// order, an item is known by neither its key nor its position; the generator leaves this out.
+	it.failing("a Retry whose items were stamped anew and reordered takes over the original's tasks", async () => {
+		const origins: OriginSpec[] = [
+			{
+				startMs: 0,
+				items: [FOX, { ...CAT, json: 1 }],
+				script: { ...CLEAN, crash: { at: 7, after: false } },
+				retries: [retry({}, { gapMs: LEASE_MS + 5_000, stamped: true, order: 'reversed' })],
+			},
+		];
+		expect(await play(origins)).toEqual([]);
 	});
 });

@@ -108,3 +108,21 @@ export function leaseLost(ctx: IExecuteFunctions, itemIndex: number, row: Ledger
 		),
 	);
 }
+
+/**
+ * The run's hold on its rows ran out while it went on (no renewal reached the table for a whole lease): a Retry or
+ * Recover may have taken its tasks over, so none of its items may go on with them (the node run fails).
+ */
+export function holdRanOut(ctx: IExecuteFunctions): NodeOperationError {
+	return new NodeOperationError(
+		ctx.getNode(),
+		"Task Ledger: this run's hold on its tasks ran out (its lease renewals did not reach the table in time, or n8n " +
+			'stalled), so another run may have taken them over: none of them goes on from this run.',
+		{
+			itemIndex: 0,
+			description:
+				'Nothing was paid twice. Retry this execution (or use Recover): every task it paid for is taken over, none ' +
+				'paid again.',
+		},
+	);
+}

@@ -6,7 +6,7 @@ import type { Lane } from '../transport/lane';
 import { abortableSleep } from '../transport/wait';
 import { waitFor } from '../transport/transport';
 import { maySendAgain } from '../transport/retry';
-import { anotherRequest, leaseLost, stillHeld, takenByAnother, unknownOutcome } from './ledgerErrors';
+import { anotherRequest, holdRanOut, leaseLost, stillHeld, takenByAnother, unknownOutcome } from './ledgerErrors';
 import { BY_CLAIM, BY_ID, detailOf, eq, inFlight, LedgerTable, sentAfter } from './ledgerTable';
 import type { LedgerRow, LedgerState, RowChange } from './ledgerTable';
 
@@ -273,13 +273,9 @@ export class TaskLedger {
 	async plan(submissions: PlannedSubmission[]): Promise<void> {
 		// A request with a row that may have been paid is resumed or adopted, not planned (a planned or refused row of
 		// another run is nothing paid: the request gets a row of this run's own).
-		// On a Retry also another execution's row it may take over: a row planned for the item would hide that one from a
-		// Retry of this run (its key is the item's, which goes before a row at its position: found by the property test).
 		const named = sentAfter(this.rows);
-		const mayTake = (row: LedgerRow, { itemIndex, meta }: PlannedSubmission) =>
-			this.sameItem(row, itemIndex) || (this.scope.retry && this.related(row, itemIndex, meta));
 		const fresh = submissions.filter(
-			(entry) => !this.rows.some((row) => mayTake(row, entry) && this.mayHaveBeenSent(row, named)),
+			({ itemIndex }) => !this.rows.some((row) => this.sameItem(row, itemIndex) && this.mayHaveBeenSent(row, named)),
 		);
 		if (fresh.length === 0) return;
 		const rows = fresh.map((entry) => this.newRow(entry.itemIndex, entry.meta));
@@ -521,7 +517,7 @@ export class TaskLedger {
 
 	/**
 	 * The run ended: the leases let go in one write (0: a failed run's rows can be adopted by a Retry at once), after
-	 * the `accepted` writes that failed are tried once more.
+	 * the `accepted` writes that failed are tried once more. A run whose hold ran out fails (holdRanOut).
 	 */
 	async close(): Promise<void> {
 		this.renewal.abort();
@@ -531,6 +527,9 @@ export class TaskLedger {
 		await this.table
 			.update(HELD, { run_key: this.runKey, execution_id: this.scope.executionId }, { lease_until: 0 })
 			.catch((error: unknown) => this.warn('letting the leases go', error));
+		// Another run may have taken this run's tasks once its hold ran out: they go on from one run only (found by the
+		// property test: a run that stalled past its lease and a Retry that took its task both handed it on).
+		if (this.holdLost()) throw holdRanOut(this.ctx);
 	}
 
 	/** The `accepted` writes that failed, once more; one whose row another run claimed meanwhile gets a row apart. */
@@ -587,7 +586,7 @@ export class TaskLedger {
 			// A task this run has handed to an item already (its row taken by another run meanwhile, then let go) is
 			// that item's: never a second one's (found by the property test: one task handed to two items).
 			if (candidate.task_id && this.tasks.has(candidate.task_id)) continue;
-			const row = await this.untilLeaseEnds(candidate);
+			const row = await this.untilLeaseEnds(candidate, true);
 			if (!row) {
 				taken = candidate;
 				continue;
@@ -669,8 +668,15 @@ export class TaskLedger {
 		if (sent) throw stillHeld(this.ctx, itemIndex, sent);
 	}
 
-	/** A row whose holder's lease still runs: waited out once; a holder that renewed meanwhile is alive (skipped). */
-	private async untilLeaseEnds(row: LedgerRow): Promise<LedgerRow | undefined> {
+	/**
+	 * A row whose holder's lease still runs: waited out once; a holder that renewed meanwhile is alive (skipped). With
+	 * `fresh`, the row is read first: the one this run knows may be old (the item waited for its turn, another
+	 * candidate's lease was waited out), and its holder may have renewed and handed its task on since (found by the
+	 * property test: a task adopted from a run that delivered it).
+	 */
+	private async untilLeaseEnds(known: LedgerRow, fresh = false): Promise<LedgerRow | undefined> {
+		const row = fresh ? (await this.table.read(BY_ID, { id: known.id }))[0] : known;
+		if (!row || row.claims !== known.claims) return undefined;
 		const left = row.lease_until - Date.now();
 		if (left <= 0) return row;
 		await waitFor(this.ctx, Math.min(left, LEASE_MS) + 1_000);
