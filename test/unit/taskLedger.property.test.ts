@@ -1,20 +1,25 @@
-// Time: about 5 s (jest's fake clock; FC_RUNS / FC_SEED / FC_PATH as in test/integration/properties.*.test.ts).
+// Time: about 3 s for 150 runs (jest's fake clock; FC_RUNS and FC_SEED as in test/integration/properties.*.test.ts;
+// FC_TRACE=1 prints a failing scenario's POSTs, rows and table calls).
 /**
  * The task ledger's money invariants (nodes/shared/ledger/) as a property, against the in-memory Data Table
  * (test/support/fakeDataTable.ts) and jest's fake clock. Generated: one or two original executions of a workflow
  * (their items same-looking or identical: the same JSON, prompt, and a picture of the same name, type and printed
- * size), each followed by a chain of Retries (mode `retry`) that starts after a generated gap, whether the run before
- * ended or not (a run n8n took for crashed may still go on); every run may crash at any await point (a table call or
- * a POST, before or after it took effect: the run is simply abandoned), stall (its calls wait a while: its lease runs
- * out), meet table calls that fail or whose commit or answer is late, submit its items one after another or all at
- * once; the service accepts, refuses, answers with an unknown outcome, or never answers; a Retry's input comes in
- * the same, a rotated or a reversed order, or stamped anew by nodes before Generate (other JSON, the same files).
- * After all runs, every lease runs out and Recover runs once. Asserted:
- *   (a) an item (its execution and its request) is POSTed again only after every earlier POST of it was refused;
+ * size), each followed by a chain of Retries (mode `retry`) that starts after a generated gap once the run before
+ * died, failed, or stalls after writing its rows (n8n took it for crashed: it may go on, and is then never saved as
+ * succeeded); every run may crash at any await point (a table call or a POST, before or after it took effect: it is
+ * simply abandoned), stall (all its await points wait: its lease runs out), meet table calls that fail or whose commit
+ * or answer is late, submit its items one after another or all at once; the service accepts, refuses, answers with an
+ * unknown outcome, or never answers; a Retry's input is the run's it retries, in the same, a rotated or a reversed
+ * order, or stamped anew by nodes before Generate (other JSON, the same files). After all runs, every lease runs out
+ * and Recover runs once. Asserted:
+ *   (a) a request (prompt and picture) is POSTed more often than items ask for it only after refusals: a POST that
+ *       was accepted or has an unknown outcome is never followed by another beyond that count;
  *   (b) every task the service created went on from a run n8n saved as succeeded, or Recover lists it (its id on
  *       Tasks, or its row on Unknown Outcome: the documented window between the POST and the `accepted` write);
  *   (c) no item gets a task made for another request (no swaps), and no task goes on from two items;
- *   (d) a POST goes out only under a row of its run marked as sent, held by it, and marked while its lease ran.
+ *   (d) a POST goes out only under a row its run marked as sent while its lease ran (and still marked: a Retry that
+ *       claimed it since keeps it an unknown outcome).
+ * Left out of the generator: the open limits in docs/queue-mode.md "Known limits" (the it.failing test at the end).
  */
 import fc from 'fast-check';
 import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData, IRunExecutionData } from 'n8n-workflow';
@@ -632,6 +637,17 @@ describe('task ledger: the money invariants under hostile interleavings (propert
 		const origins: OriginSpec[] = [
 			{ startMs: 0, items: [FOX, FOX], script: { ...CLEAN, stall: { at: 6, ms: 3 * LEASE_MS } }, retries: [] },
 			{ startMs: 0, items: [FOX], script: { ...CLEAN, answers: ['refuse'] }, retries: [retry()] },
+		];
+		expect(await play(origins)).toEqual([]);
+	});
+
+	it("a Retry that waited a lease out reads again: the stalled original's task sent meanwhile is taken over, not paid again", async () => {
+		// exec-1 stalls 30 s before its `sending` write; the Retry waits out exec-2's row of the identical item, and by
+		// then exec-1 had sent and ended (saved as failed: n8n took it for crashed).
+		const stall = (at: number) => ({ stall: { at, ms: 30_000 } });
+		const origins: OriginSpec[] = [
+			{ startMs: 0, items: [FOX], script: { ...CLEAN, ...stall(2) }, retries: [retry()] },
+			{ startMs: 0, items: [FOX], script: { ...CLEAN, ...stall(3) }, retries: [] },
 		];
 		expect(await play(origins)).toEqual([]);
 	});

@@ -36,6 +36,9 @@ function paidForOf(row: LedgerRow): SubmissionMeta {
 const samePaid = (paid: SubmissionMeta, meta: SubmissionMeta) =>
 	paid.model === meta.model && paid.prompt === meta.prompt.slice(0, PROMPT_KEPT);
 
+/** Reads of the other runs' rows, at most, for one item of a Retry that waits leases out (submit). */
+const ADOPT_ROUNDS = 3;
+
 /** A holder that stops renewing is taken for dead after this long; it renews every third of it. */
 export const LEASE_MS = 60_000;
 const RENEW_MS = LEASE_MS / 3;
@@ -184,6 +187,10 @@ export class TaskLedger {
 	 */
 	private heldUntil = Date.now() + LEASE_MS;
 
+	/** How many leases this run waited out (untilLeaseEnds). */
+	private waits = 0;
+	/** When the other executions' rows were last read (refreshOthers). */
+	private refreshedAt = 0;
 	/** The task ids this run handed to its items (sent, resumed or adopted). */
 	private readonly tasks = new Set<string>();
 	/** The rows this run adopted, and for which item. */
@@ -302,9 +309,15 @@ export class TaskLedger {
 		const own = this.rows.find((row) => mine(row) && this.mayHaveBeenSent(row, named));
 		if (own) return this.resumed(itemIndex, own, named);
 		if (this.scope.retry && this.rows.some((row) => this.related(row, itemIndex, meta))) {
-			await this.refreshOthers();
-			const adopted = await this.adopt(itemIndex, meta);
-			if (adopted) return adopted;
+			// A lease waited out lets time pass: what the other runs did meanwhile is read again, and the item may now
+			// have a task to take over (found by the property test: a stalled holder's task paid again).
+			for (let round = 0, waited = true; waited && round < ADOPT_ROUNDS; round++) {
+				const before = this.waits;
+				await this.refreshOthers();
+				const adopted = await this.adopt(itemIndex, meta);
+				if (adopted) return adopted;
+				waited = this.waits > before;
+			}
 			await this.notHeldElsewhere(itemIndex, meta);
 		}
 		const planned = this.rows.find((row) => mine(row) && row.state === 'planned');
@@ -558,6 +571,7 @@ export class TaskLedger {
 	 * renewed it and be about to send (found by the ledger's property test: two Retries of one execution both paid).
 	 */
 	private async refreshOthers(): Promise<void> {
+		this.refreshedAt = Date.now();
 		const now = await this.table.read([eq('run_key')], { run_key: this.runKey });
 		const own = (row: LedgerRow) => row.execution_id === this.scope.executionId;
 		this.rows = [...this.rows.filter(own), ...now.filter((row) => !own(row))];
@@ -646,6 +660,9 @@ export class TaskLedger {
 	 * having sent it, and this run pays.
 	 */
 	private async notHeldElsewhere(itemIndex: number, meta: SubmissionMeta): Promise<void> {
+		// Read again when adopt waited a lease out: a planned row whose lease seemed over may have been sent meanwhile
+		// (found by the property test: a stalled holder's item paid again).
+		if (Date.now() > this.refreshedAt) await this.refreshOthers();
 		const held = this.rows.filter(
 			(row) => this.related(row, itemIndex, meta) && row.state === 'planned' && row.lease_until > Date.now(),
 		);
@@ -679,6 +696,7 @@ export class TaskLedger {
 		if (!row || row.claims !== known.claims) return undefined;
 		const left = row.lease_until - Date.now();
 		if (left <= 0) return row;
+		this.waits++;
 		await waitFor(this.ctx, Math.min(left, LEASE_MS) + 1_000);
 		const [now] = await this.table.read(BY_ID, { id: row.id });
 		return now && now.claims === row.claims && now.lease_until <= Date.now() ? now : undefined;
