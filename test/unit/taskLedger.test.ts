@@ -488,6 +488,27 @@ describe('a failing Data Table', () => {
 		expect(table.count('insert')).toBe(3 + TABLE_ATTEMPTS);
 	});
 
+	it('a read that met another run\'s write between two pages is read again; a lasting one fails, nothing sent', async () => {
+		const table = newTable();
+		const changed = () => {
+			throw new Error('synchronization error: result count changed during pagination');
+		};
+		table.beforeNext('get', changed);
+		const { ledger } = await open(table, 'exec-A');
+		expect(table.count('get')).toBe(2);
+		const { send, sent } = sender('task_read');
+		expect(await submitIn(ledger, 0, FOX, META, send)).toMatchObject({ taskId: 'task_read' });
+		await ledger.close();
+		expect(sent).toEqual(['task_read']);
+
+		table.before.push((call) => {
+			if (call.kind === 'get') changed();
+		});
+		await expect(open(table, 'exec-B')).rejects.toThrow(
+			new RegExp(`could not be read: synchronization error.*\\(${TABLE_ATTEMPTS} attempts\\)`),
+		);
+	});
+
 	// n8n 1.x on SQLite without a pool loses count of overlapping transactions: what it writes next may never be
 	// committed (the 1.x e2e lost rows the table had shown, CI of ed6b919). Not run again; the error says what to set.
 	// Both words TypeORM uses once its count is lost: a commit that finds no transaction, a begin inside one.

@@ -114,6 +114,13 @@ export function tableWorkflow(tableId: string, op: TableOp): IWorkflowBase {
 /** A pooled SQLite refused a write for another's (its transaction rolled back, nothing kept): run it again. */
 const BUSY = /SQLITE_BUSY|database is locked/i;
 
+/**
+ * n8n's Data Table node reads a table in pages and gives up when another run's write changed the count between two
+ * pages (2.41.1: "synchronization error: result count changed during pagination"). A read changes nothing: read again
+ * (found by bench:scale's queue case: a Retry reading the ledger while fifty executions wrote it failed its batch).
+ */
+const CHANGED_WHILE_READ = /result count changed during pagination/i;
+
 /** Runs of one operation before a busy database fails it. */
 export const TABLE_ATTEMPTS = 5;
 
@@ -149,7 +156,8 @@ export async function runTable(
 			return (answer.data?.[0] ?? []).map((item) => item.json);
 		} catch (error) {
 			const message = (error as Error)?.message ?? String(error);
-			if (BUSY.test(message) && attempt < TABLE_ATTEMPTS) continue;
+			const again = BUSY.test(message) || (op.kind === 'get' && CHANGED_WHILE_READ.test(message));
+			if (again && attempt < TABLE_ATTEMPTS) continue;
 			const why = LOST_COUNT.test(message) ? UNPOOLED_SQLITE : '';
 			throw tableError(ctx, tableId, op, attempt > 1 ? `${message} (${attempt} attempts)` : message, why);
 		}

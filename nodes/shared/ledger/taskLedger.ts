@@ -189,8 +189,8 @@ export class TaskLedger {
 
 	/** How many leases this run waited out (untilLeaseEnds). */
 	private waits = 0;
-	/** When the other executions' rows were last read (refreshOthers). */
-	private refreshedAt = 0;
+	/** How many leases this run had waited out when it last read the other executions' rows (refreshOthers). */
+	private refreshedAfter = -1;
 	/** The task ids this run handed to its items (sent, resumed or adopted). */
 	private readonly tasks = new Set<string>();
 	/** The rows this run adopted, and for which item. */
@@ -571,7 +571,13 @@ export class TaskLedger {
 	 * renewed it and be about to send (found by the ledger's property test: two Retries of one execution both paid).
 	 */
 	private async refreshOthers(): Promise<void> {
-		this.refreshedAt = Date.now();
+		// Once per run, then again only after a lease was waited out (time passed): the read holds every row of the node
+		// for all executions of the workflow, and one per item made the Retries of bench:scale's queue case (twenty
+		// items each, a thousand rows) so slow that n8n took their jobs for stalled. A holder whose lease ran out sends
+		// nothing more (holdLost), and each adoption reads its row first (untilLeaseEnds), so an item needs no read of
+		// its own.
+		if (this.refreshedAfter === this.waits) return;
+		this.refreshedAfter = this.waits;
 		const now = await this.table.read([eq('run_key')], { run_key: this.runKey });
 		const own = (row: LedgerRow) => row.execution_id === this.scope.executionId;
 		this.rows = [...this.rows.filter(own), ...now.filter((row) => !own(row))];
@@ -662,7 +668,7 @@ export class TaskLedger {
 	private async notHeldElsewhere(itemIndex: number, meta: SubmissionMeta): Promise<void> {
 		// Read again when adopt waited a lease out: a planned row whose lease seemed over may have been sent meanwhile
 		// (found by the property test: a stalled holder's item paid again).
-		if (Date.now() > this.refreshedAt) await this.refreshOthers();
+		await this.refreshOthers();
 		const held = this.rows.filter(
 			(row) => this.related(row, itemIndex, meta) && row.state === 'planned' && row.lease_until > Date.now(),
 		);
