@@ -56,6 +56,11 @@ export interface QueueRun {
 	 * (the same execution id) and the ledger gave back the tasks that run had paid for.
 	 */
 	resumedInRerun: number;
+	/**
+	 * Jobs a worker started more than once (the same execution and the same job id, from the workers' logs): n8n 1.x
+	 * re-ran a stalled job. A resume after a Wait is a new job of the same execution, not counted.
+	 */
+	jobsRerun?: number;
 	/** Ledger rows by state at the end (ledger on): `sending` rows are submissions with an unknown outcome. */
 	ledgerStates: Record<string, number>;
 	/** Executions n8n created in all, the ledger's sub-workflow runs included (PostgreSQL's execution id sequence). */
@@ -285,6 +290,12 @@ export async function runQueue(
 			log(`  queue: Recover ${runs[0]?.status}: ${recovered} tasks, ${runData.Recover?.[0]?.data?.main?.[1]?.length ?? 0} unknown outcomes`);
 		}
 		const wallSeconds = (Date.now() - started) / 1000;
+		const starts = [cluster.workerOutput(), second.output()]
+			.join('\n')
+			.matchAll(/Worker started execution (\d+) \(job (\d+)\)/g);
+		const jobStarts = new Map<string, number>();
+		for (const [, execution, job] of starts) jobStarts.set(`${execution}/${job}`, (jobStarts.get(`${execution}/${job}`) ?? 0) + 1);
+		const jobsRerun = [...jobStarts.values()].filter((count) => count > 1).length;
 		const workerCpuSeconds = cpu.stop();
 		const statuses: Record<string, number> = {};
 		for (const entry of list) statuses[entry.status] = (statuses[entry.status] ?? 0) + 1;
@@ -346,6 +357,7 @@ export async function runQueue(
 			retried: ledger ? failed.length : 0,
 			recovered,
 			resumedInRerun,
+			jobsRerun,
 			ledgerStates,
 			executionsCreated: lastSequence - firstSequence,
 			databaseCommits: lastCommits - firstCommits,
@@ -355,7 +367,7 @@ export async function runQueue(
 		log(
 			`  queue: ${JSON.stringify(statuses)} in ${wallSeconds.toFixed(0)} s; ${run.exact}/${run.prompts} exact; ${run.counts.submissions} tasks created, ` +
 				`${run.counts.duplicatePrompts} prompts twice, ${run.lostTaskIds} lost; ${run.counts.limited}/${run.counts.requests} answered 429; ` +
-				`ledger ${JSON.stringify(ledgerStates)}, ${resumedInRerun} resumed in a re-run job, ` +
+				`ledger ${JSON.stringify(ledgerStates)}, ${jobsRerun} jobs re-run, ${resumedInRerun} resumed in a re-run job, ` +
 				`${run.executionsCreated} executions created, ${run.databaseCommits} commits`,
 		);
 		return run;

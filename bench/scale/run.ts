@@ -297,6 +297,7 @@ function figuresOf(config: ScaleConfig, o: Outcomes): ScaleFigure[] {
 			);
 			if (prefix === 'queue1') {
 				out.push(
+					figure({ id: `${prefix}.jobsRerun`, case: 2, label: `${label}: jobs a worker ran again (n8n 1.x re-ran a stalled job: the same execution and job id)`, value: q.jobsRerun ?? 0, unit: '', how: "'Worker started execution N (job J)' more than once for one N and J in the workers' logs (a resume after a Wait is a new job)." }),
 					figure({ id: `${prefix}.resumedInRerun`, case: 2, label: `${label}: tasks a re-run job took up from its own rows (n8n 1.x re-ran a killed worker's job, the same execution)`, value: q.resumedInRerun ?? 0, unit: '', how: 'Submit Video output items with resumed: true in executions that are not a Retry.' }),
 				);
 			}

@@ -60,6 +60,8 @@ export interface QueueCluster {
 	enqueuedByMain(): string[];
 	/** Across every worker this cluster ran (one entry per start, a resumed execution again). */
 	startedByWorker(): string[];
+	/** What every worker this cluster ran printed, in start order. */
+	workerOutput(): string;
 	/** Files under a home's filesystem binary-data folders (filesystem mode would put the mp4s there). */
 	binaryFilesOnDisk(home: N8nHome): string[];
 	stop(): Promise<void>;
@@ -248,6 +250,7 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 
 		let worker = firstWorker;
 		const workerOutputs: Array<() => string> = [];
+		const allWorkerOutput = () => [...workerOutputs, worker.output].map((output) => output()).join('\n');
 		return {
 			redis,
 			postgres,
@@ -280,8 +283,8 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 					};
 				}),
 			enqueuedByMain: () => matches(mainHome.logs(), /Enqueued execution (\d+) \(job/g),
-			startedByWorker: () =>
-				matches([...workerOutputs, worker.output].map((output) => output()).join('\n'), /Worker started execution (\d+) \(job/g),
+			workerOutput: allWorkerOutput,
+			startedByWorker: () => matches(allWorkerOutput(), /Worker started execution (\d+) \(job/g),
 			binaryFilesOnDisk: (home) => ['binaryData', 'storage'].flatMap((base) => filesUnder(path.join(home.n8nFolder, base))),
 			stop: cleanUp,
 		};
