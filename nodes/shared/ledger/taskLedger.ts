@@ -566,16 +566,14 @@ export class TaskLedger {
 	}
 
 	/**
-	 * On a Retry, before an item takes over or pays: the other executions' rows read again. Those read when the run
-	 * opened may be old by now (the Retry's items wait for their turn): a holder whose lease looked over may have
-	 * renewed it and be about to send (found by the ledger's property test: two Retries of one execution both paid).
+	 * On a Retry, before an item takes over or pays: the other executions' rows read again, once per run and again only
+	 * after a lease was waited out (time passed: a holder whose lease looked over may have renewed it and be about to
+	 * send; found by the ledger's property test, two Retries of one execution both paid). Not once per item: the read
+	 * holds every row of the node for all executions of the workflow, and per item it made the Retries of bench:scale's
+	 * queue case (twenty items, a thousand rows) so slow that n8n took their jobs for stalled. A holder whose lease ran
+	 * out sends nothing more (holdLost), and each adoption reads its row first (untilLeaseEnds).
 	 */
 	private async refreshOthers(): Promise<void> {
-		// Once per run, then again only after a lease was waited out (time passed): the read holds every row of the node
-		// for all executions of the workflow, and one per item made the Retries of bench:scale's queue case (twenty
-		// items each, a thousand rows) so slow that n8n took their jobs for stalled. A holder whose lease ran out sends
-		// nothing more (holdLost), and each adoption reads its row first (untilLeaseEnds), so an item needs no read of
-		// its own.
 		if (this.refreshedAfter === this.waits) return;
 		this.refreshedAfter = this.waits;
 		const now = await this.table.read([eq('run_key')], { run_key: this.runKey });
