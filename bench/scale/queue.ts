@@ -34,6 +34,10 @@ export interface QueueRun {
 	exact: number;
 	/** Sum of node run times of all executions (s) over the prompts: worker time per task. */
 	workerSecondsPerTask: number;
+	/** The same by node name (Submit Video, Check Video…): where the worker's time went. */
+	nodeSecondsPerTask?: Record<string, number>;
+	/** The mock's rate limit (requests per second on the key) for this run. */
+	rateLimit?: number;
 	/**
 	 * CPU seconds (user + system) of the worker processes (n8n worker and its task runner, killed ones up to their
 	 * last reading) over the prompts: what a task costs the machine; node run times also count waits on I/O.
@@ -175,8 +179,9 @@ export async function runQueue(
 	env: Record<string, string> = {},
 	ledger = queueLedger(),
 	crash = true,
+	rateLimit = config.queue.rateLimit,
 ): Promise<QueueRun> {
-	const { executions, itemsPerExecution, taskSeconds, rateLimit, concurrency } = config.queue;
+	const { executions, itemsPerExecution, taskSeconds, concurrency } = config.queue;
 	let workflowId = '';
 	let recoverId = '';
 	const { cluster, second } = await startTwoWorkers(mock, concurrency, {
@@ -303,6 +308,7 @@ export async function runQueue(
 		for (const row of table ? await ledgerRows(main, cookie, table) : []) ledgerStates[row.state] = (ledgerStates[row.state] ?? 0) + 1;
 		const [lastSequence, lastCommits] = [await sequence(), await commits()];
 		let nodeMs = 0;
+		const msByNode: Record<string, number> = {};
 		let resumedInRerun = 0;
 		const diagnosis: Array<Record<string, unknown>> = [];
 		for (const entry of list) {
@@ -322,8 +328,11 @@ export async function runQueue(
 					items: (run.data?.main?.[0] ?? []).map((item) => [item.json?.task_id, item.json?.resumed, item.json?.error]),
 				})),
 			});
-			for (const runs of Object.values(data.resultData.runData ?? {}) as Array<Array<{ executionTime: number }>>) {
-				for (const run of runs) nodeMs += run.executionTime ?? 0;
+			for (const [node, runs] of Object.entries(data.resultData.runData ?? {}) as Array<[string, Array<{ executionTime: number }>]>) {
+				for (const run of runs) {
+					nodeMs += run.executionTime ?? 0;
+					msByNode[node] = (msByNode[node] ?? 0) + (run.executionTime ?? 0);
+				}
 			}
 			if (response.body.data.mode === 'retry') continue;
 			const submitted = data.resultData.runData?.['Submit Video']?.[0]?.data?.main?.[0] ?? [];
@@ -348,6 +357,8 @@ export async function runQueue(
 			lostTaskIds: [...created].filter((taskId) => !exactTasks.has(taskId)).length,
 			exact: exactTasks.size,
 			workerSecondsPerTask: nodeMs / 1000 / (executions * itemsPerExecution),
+			nodeSecondsPerTask: Object.fromEntries(Object.entries(msByNode).map(([node, ms]) => [node, ms / 1000 / (executions * itemsPerExecution)])),
+			rateLimit,
 			workerCpuSecondsPerTask: workerCpuSeconds / (executions * itemsPerExecution),
 			wallSeconds,
 			killedWorkerAtSeconds: killedAt,

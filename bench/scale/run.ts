@@ -3,7 +3,9 @@
 // cases hardly use the CPU), the one-download case runs alone at the end. Writes bench/scale/results.json (quick:
 // bench/.work/scale.quick.json; a subset: bench/.work/scale.partial.json) and, after a full run, the table in
 // docs/performance.md. SCALE_QUICK=1: small sizes. SCALE_ONLY=large,memory,durable,tight,http,download: a subset.
-// SCALE_QUEUE=1 adds the queue mode cases (queue, queuePace), SCALE_ONLY=queuePace runs the pace case alone.
+// SCALE_QUEUE=1 adds the queue mode cases (queue, queueCalm, queueFast, queuePace), SCALE_ONLY=queuePace runs the
+// pace case alone; queueCalm (nothing killed) and queueFast (nothing killed, a rate limit never reached) run the batch
+// with the ledger on, then off.
 // SCALE_MERGE=1 with a subset: its rows go into the committed results. SCALE_MERGE_FROM=<a scale.partial.json>: runs
 // nothing, derives that file's rows from its details with this code and merges them into the committed results.
 // GEN_GATEWAY_E2E_N8N=1 SCALE_ONLY=queue: case 2 on n8n 1.123.81 (with the ledger, n8n's default
@@ -26,13 +28,13 @@ import { queueLedger, runQueue, type QueueRun } from './queue';
 import { runQueuePace, type QueuePaceRun } from './queuePace';
 import { renderScaleTable, SCALE_END, SCALE_START } from './render';
 
-const CASES = ['large', 'memory', 'durable', 'tight', 'http', 'download', 'queue', 'queueCalm', 'queuePace'] as const;
+const CASES = ['large', 'memory', 'durable', 'tight', 'http', 'download', 'queue', 'queueCalm', 'queueFast', 'queuePace'] as const;
 type CaseName = (typeof CASES)[number];
 /**
  * Case 2 (queue mode) adds about 7 minutes, its pace case about 5 more: only with SCALE_QUEUE=1 or SCALE_ONLY=queue,
  * SCALE_ONLY=queuePace.
  */
-const QUEUE_CASES: readonly CaseName[] = ['queue', 'queueCalm', 'queuePace'];
+const QUEUE_CASES: readonly CaseName[] = ['queue', 'queueCalm', 'queueFast', 'queuePace'];
 const DEFAULT_CASES = CASES.filter((name) => !QUEUE_CASES.includes(name) || process.env.SCALE_QUEUE === '1');
 
 const log: Log = (line) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
@@ -60,6 +62,12 @@ interface Outcomes {
 	/** Case 2 with nothing killed, ledger on and off (SCALE_ONLY=queueCalm): what the ledger itself costs a task. */
 	queueCalm?: QueueRun;
 	queueCalmOff?: QueueRun;
+	/**
+	 * queueCalm with a rate limit the batch never reaches (SCALE_ONLY=queueFast): worker time with no wait for a pace
+	 * turn, so what is left is the nodes' own work and the ledger's.
+	 */
+	queueFast?: QueueRun;
+	queueFastOff?: QueueRun;
 	/** Case 2's pace: 2 workers, one key, nothing killed (issue 39). */
 	queuePace?: QueuePaceRun;
 }
@@ -67,6 +75,8 @@ interface Outcomes {
 /** Issue 39's targets for one execution under a limit (large, tight) and for the queue case; issue 22's otherwise. */
 const ISSUE_39_ONE_EXECUTION = { wallRatio: 1.1, share429: 2 };
 const ISSUE_22 = { wallRatio: 1.2, share429: 5 };
+/** queueFast's rate limit: far above what 10 worker slots ask of the key, so no request waits for a pace turn. */
+const FAST_RATE = 1000;
 
 const share = (part: number, whole: number) => (whole > 0 ? (100 * part) / whole : 0);
 
@@ -278,7 +288,7 @@ function figuresOf(config: ScaleConfig, o: Outcomes): ScaleFigure[] {
 			}),
 		);
 	}
-	for (const [prefix, q] of [['queue', o.queue], ['queueOff', o.queueOff], ['queue1', o.queue1], ['queueCalm', o.queueCalm], ['queueCalmOff', o.queueCalmOff]] as const) {
+	for (const [prefix, q] of [['queue', o.queue], ['queueOff', o.queueOff], ['queue1', o.queue1], ['queueCalm', o.queueCalm], ['queueCalmOff', o.queueCalmOff], ['queueFast', o.queueFast], ['queueFastOff', o.queueFastOff]] as const) {
 		if (!q) continue;
 		const settings = Object.entries(q.env).map(([key, value]) => `${key}=${value}`).join(', ');
 		const on = prefix === 'queue1' ? ` on n8n ${q.n8nVersion}${settings ? ` (${settings})` : ''}` : '';
@@ -290,7 +300,8 @@ function figuresOf(config: ScaleConfig, o: Outcomes): ScaleFigure[] {
 			q.killedWorkerAtSeconds === undefined
 				? 'nothing killed'
 				: `worker killed mid-submission at ${round(q.killedWorkerAtSeconds, 0)} s${kills}, main restarted at ${round(q.restartedMainAtSeconds ?? 0, 0)} s`;
-		const label = `Queue mode${on}, ${q.executions} executions × ${q.prompts / q.executions} prompts, ${crash}; ${ledger}`;
+		const rate = q.rateLimit === undefined || q.rateLimit === config.queue.rateLimit ? '' : ` at ${q.rateLimit} req/s (never reached)`;
+		const label = `Queue mode${on}, ${q.executions} executions × ${q.prompts / q.executions} prompts${rate}, ${crash}; ${ledger}`;
 		if (q.ledger) {
 			out.push(
 				figure({ id: `${prefix}.unknownOutcome`, case: 2, label: `${label}: submissions with an unknown outcome (ledger rows \`sending\`, or \`reported\` by Recover)`, value: (q.ledgerStates.sending ?? 0) + (q.ledgerStates.reported ?? 0), unit: '', ideal: 0, how: 'Killed between the service\'s accept and the ledger write, or while the POST was in flight: never resent, listed by Recover.' }),
@@ -316,6 +327,9 @@ function figuresOf(config: ScaleConfig, o: Outcomes): ScaleFigure[] {
 			...(q.workerCpuSecondsPerTask === undefined
 				? []
 				: [figure({ id: `${prefix}.workerCpu`, case: 2, label: `${label}: worker CPU per task`, value: round(q.workerCpuSecondsPerTask * 1000, 0), unit: 'ms', how: 'User and system CPU of the worker processes (n8n worker and its task runner; a killed one up to its last reading, every 2 s) over the prompts.' })]),
+			...(q.nodeSecondsPerTask?.['Submit Video'] === undefined
+				? []
+				: [figure({ id: `${prefix}.submitSeconds`, case: 2, label: `${label}: of the worker busy time, Submit Video's per task`, value: round(q.nodeSecondsPerTask['Submit Video'] * 1000, 0), unit: 'ms', how: "Sum of Submit Video's run times (where the ledger writes) over the prompts; the rest is mostly Check Video." })]),
 			figure({ id: `${prefix}.workerSecondsPerVideo`, case: 2, label: `${label}: worker busy time per video delivered`, value: round((q.workerSecondsPerTask * q.prompts * 1000) / Math.max(1, q.exact), 0), unit: 'ms', how: 'Sum of node run times of all executions (Retries included) over the videos delivered with exact bytes: a run killed before its end did work that delivered nothing.' }),
 			figure({ id: `${prefix}.share429`, case: 2, label: `${label}: share answered 429`, value: round(share(q.counts.limited, q.counts.requests), 1), unit: '%', ideal: 0, target: { op: '<=', value: 5 }, how: "429 answers over all /v1 requests in the mock's log." }),
 		);
@@ -431,6 +445,17 @@ async function measure(config: ScaleConfig, cases: CaseName[]): Promise<ScaleRes
 				outcomes[ledger ? 'queueCalm' : 'queueCalmOff'] = run;
 				n8nVersion ||= run.n8nVersion;
 				stats[ledger ? 'queueCalm' : 'queueCalmOff'] = await statsOf(mock);
+			}
+		}
+		if (has('queueFast')) {
+			// The same, with no pace turn to wait for: worker time is then the nodes' own work (and the ledger's).
+			for (const ledger of [true, false]) {
+				const name = ledger ? 'queueFast' : 'queueFastOff';
+				const mock = await newMock(FAST_RATE, name);
+				const run = await runQueue(config, mock, log, {}, ledger, false, FAST_RATE);
+				outcomes[name] = run;
+				n8nVersion ||= run.n8nVersion;
+				stats[name] = await statsOf(mock);
 			}
 		}
 		if (has('queuePace')) {
