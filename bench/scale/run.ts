@@ -518,6 +518,7 @@ function fromPartial(file: string): ScaleResults {
 }
 
 async function main(): Promise<void> {
+	const commandStarted = Date.now();
 	const mergeFrom = process.env.SCALE_MERGE_FROM;
 	const config = scaleConfig();
 	const cases = selected();
@@ -546,6 +547,7 @@ async function main(): Promise<void> {
 			mockStats: { ...previous.details.mockStats, ...results.details.mockStats },
 			runs: { ...previous.details.runs, ...results.details.runs },
 		};
+		// The merged rows' runs together (each case's own time is in details.runs), not this command's.
 		results.durationSeconds += previous.durationSeconds;
 		// The sizes the kept rows ran at; the merged case's own sizes are in its details (e.g. details.queue1.executions).
 		results.config = previous.config;
@@ -559,10 +561,11 @@ async function main(): Promise<void> {
 			: path.join(WORK_DIR, 'scale.partial.json');
 	fs.writeFileSync(target, `${JSON.stringify(results, null, '\t')}\n`);
 	const table = renderScaleTable(figures);
-	const machine = `${results.date.slice(0, 10)}, ${results.machine.cpus} cores, Node ${results.machine.node}, n8n ${n8nVersion}; load average ${loads.start.toFixed(1)}–${loads.max.toFixed(1)}; the whole command took ${results.durationSeconds} s`;
+	const took = merge ? `the runs merged here took ${results.durationSeconds} s in all` : `the whole command took ${results.durationSeconds} s`;
+	const machine = `${results.date.slice(0, 10)}, ${results.machine.cpus} cores, Node ${results.machine.node}, n8n ${n8nVersion}; load average ${loads.start.toFixed(1)}–${loads.max.toFixed(1)}; ${took}`;
 	process.stdout.write(`\n${machine}\n\n${table}\n\n`);
 	for (const f of figures.filter((entry) => entry.target && !entry.met)) process.stdout.write(`MISSED: ${f.label}: ${f.value}\n`);
-	process.stdout.write(`Wrote ${path.relative(process.cwd(), target)} in ${results.durationSeconds} s.\n`);
+	process.stdout.write(`Wrote ${path.relative(process.cwd(), target)} after ${Math.round((Date.now() - commandStarted) / 1000)} s.\n`);
 	if (!results.quick && (complete || merge)) {
 		const file = path.join(REPO_ROOT, 'docs', 'performance.md');
 		const text = fs.readFileSync(file, 'utf8');
