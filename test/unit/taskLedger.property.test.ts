@@ -652,6 +652,70 @@ describe('task ledger: the money invariants under hostile interleavings (propert
 		expect(await play(origins)).toEqual([]);
 	});
 
+	// Found when ea3ee98 read the other executions' rows once per run (and after a lease waited out): each passed before
+	// it, and failed on it.
+	it("a Retry's later item does not decide on the others' rows read for its first: the stalled original's task sent meanwhile is taken over, not paid again", async () => {
+		// exec-1's foxes are refused, then it stalls 30 s before sending its cat, and its Retry starts. The Retry pays
+		// the foxes, whose table calls are slow (25 s each, its hold still renewed); by its cat, a lease after its one
+		// read, exec-1 has sent the cat and failed (n8n took it for crashed). That read still showed the cat `planned`
+		// under a lease now over: the Retry paid it again.
+		const ok: Fault = { kind: 'ok' };
+		const late: Fault = { kind: 'late', ms: 25_000 };
+		const origins: OriginSpec[] = [
+			{
+				startMs: 0,
+				items: [FOX, { ...FOX, json: 1 }, CAT],
+				script: { ...CLEAN, answers: ['refuse', 'refuse'], stall: { at: 8, ms: 30_000 } },
+				retries: [retry({ faults: [ok, ok, ok, late, ok, ok, late, ok, late] })],
+			},
+		];
+		expect(await play(origins)).toEqual([]);
+	});
+
+	it("a read of the others' rows that failed is made again by the Retry's next item: an unknown outcome sent meanwhile is not paid again", async () => {
+		// exec-1 stalls with three identical foxes planned, then sends them (the third its unknown outcome: it dies before
+		// recording it); a first Retry (its items stamped anew) fails at once. The second's first item waits out exec-1's
+		// lease, its second item's read fails; the third took the rows read before that wait for fresh (the read was
+		// counted when it started) and paid the third fox again.
+		const late = (ms: number): Fault => ({ kind: 'late', ms });
+		const origins: OriginSpec[] = [
+			{
+				startMs: 0,
+				items: [FOX, FOX, FOX],
+				script: { together: true, crash: { at: 9, after: false }, stall: { at: 3, ms: 30_000 }, faults: [late(3_000)], answers: [] },
+				retries: [
+					retry({ faults: [{ kind: 'fail' }] }, { gapMs: 30_000, stamped: true }),
+					retry({
+						faults: [late(500), late(500), late(500), { kind: 'ok' }, { kind: 'fail' }, { kind: 'ok' }, { kind: 'fail' }],
+					}),
+				],
+			},
+		];
+		expect(await play(origins)).toEqual([]);
+	});
+
+	// Failed before ea3ee98 too (its adopt read the rows before the stall; notHeldElsewhere's fresh read looked only
+	// for held `planned` rows).
+	it("a Retry item whose adoption stalled past the lease of a row it had read as held reads again: the original's task sent meanwhile is taken over, not paid again", async () => {
+		// exec-1 (two identical foxes) stalls 30 s after planning, and its Retry starts; the Retry stalls 30 s in its
+		// first item's adoption, while exec-1 sends both foxes and fails. The leases it had read as held look over.
+		const origins: OriginSpec[] = [
+			{
+				startMs: 0,
+				items: [FOX, FOX],
+				script: { ...CLEAN, stall: { at: 2, ms: 30_000 }, faults: [{ kind: 'late', ms: 500 }] },
+				retries: [
+					retry(
+						{ stall: { at: 3, ms: 30_000 }, faults: [{ kind: 'ok' }, { kind: 'ok' }, { kind: 'lateAnswer', ms: 500 }] },
+						{ gapMs: 30_000 },
+					),
+				],
+			},
+			{ startMs: 0, items: [FOX], script: CLEAN, retries: [] },
+		];
+		expect(await play(origins)).toEqual([]);
+	});
+
 	// Open (Known limits in docs/queue-mode.md): stamped anew by nodes before Generate that ran again, and in another
 	// order, an item is known by neither its key nor its position; the generator leaves this out.
 	it.failing("a Retry whose items were stamped anew and reordered takes over the original's tasks", async () => {

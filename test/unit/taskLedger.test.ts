@@ -651,6 +651,34 @@ describe('cost: one row written per task, and four writes per node run', () => {
 		);
 	});
 
+	it('a Retry reads the other executions\' rows once for all its items (at once or in turn) while none of them is held', async () => {
+		const table = newTable();
+		const items = [0, 1, 2, 3, 4];
+		const request = (index: number) => ({ ...FOX, prompt: `a fox, take ${index}` });
+		const meta = (index: number) => ({ ...META, prompt: request(index).prompt });
+		const crashed = await open(table, 'exec-A');
+		const paid = sender(...items.map((index) => `task_${index}`));
+		for (const index of items) await submitIn(crashed.ledger, index, request(index), meta(index), paid.send);
+		await crashed.ledger.close();
+		expire(table);
+		// Only those reads hold every row of the node run; each adoption reads its own row (by id).
+		const allRows = () =>
+			table.calls.filter((call) => call.kind === 'get' && Object.keys(call.items[0]?.where ?? {}).join() === 'run_key').length;
+		for (const together of [true, false]) {
+			const before = allRows();
+			const { ledger } = await open(table, `exec-B-${together}`, { mode: 'retry' });
+			await ledger.plan(items.map((itemIndex) => ({ itemIndex, meta: meta(itemIndex) })));
+			const submit = async (index: number) => await submitIn(ledger, index, request(index), meta(index), sender().send);
+			const answers = together ? await Promise.all(items.map(submit)) : [];
+			if (!together) for (const index of items) answers.push(await submit(index));
+			await ledger.close();
+			expect(answers.map((answer) => answer.taskId)).toEqual(items.map((index) => `task_${index}`));
+			// The open's read, and one read again before the first item takes over (refreshOthers).
+			expect(allRows() - before).toBe(2);
+			expire(table);
+		}
+	});
+
 	it('a request that already has a row is not planned again; an item without a planned row inserts its own', async () => {
 		const table = newTable();
 		await crashedRun(table, 'exec-A', 'task_A');

@@ -191,6 +191,10 @@ export class TaskLedger {
 	private waits = 0;
 	/** How many leases this run had waited out when it last read the other executions' rows (refreshOthers). */
 	private refreshedAfter = -1;
+	/** When that read started (refreshOthers). */
+	private readAt = 0;
+	/** The read of the other executions' rows under way, and the leases waited out when it started. */
+	private reading?: { after: number; read: Promise<void> };
 	/** The task ids this run handed to its items (sent, resumed or adopted). */
 	private readonly tasks = new Set<string>();
 	/** The rows this run adopted, and for which item. */
@@ -311,12 +315,13 @@ export class TaskLedger {
 		if (this.scope.retry && this.rows.some((row) => this.related(row, itemIndex, meta))) {
 			// A lease waited out lets time pass: what the other runs did meanwhile is read again, and the item may now
 			// have a task to take over (found by the property test: a stalled holder's task paid again).
-			for (let round = 0, waited = true; waited && round < ADOPT_ROUNDS; round++) {
+			// So does a row read while its holder still held it, whose lease looks over now (outdated).
+			for (let round = 0, again = true; again && round < ADOPT_ROUNDS; round++) {
 				const before = this.waits;
-				await this.refreshOthers();
+				await this.refreshOthers(itemIndex, meta);
 				const adopted = await this.adopt(itemIndex, meta);
 				if (adopted) return adopted;
-				waited = this.waits > before;
+				again = this.waits > before || this.outdated(itemIndex, meta);
 			}
 			await this.notHeldElsewhere(itemIndex, meta);
 		}
@@ -571,14 +576,43 @@ export class TaskLedger {
 	 * send; found by the ledger's property test, two Retries of one execution both paid). Not once per item: the read
 	 * holds every row of the node for all executions of the workflow, and per item it made the Retries of bench:scale's
 	 * queue case (twenty items, a thousand rows) so slow that n8n took their jobs for stalled. A holder whose lease ran
-	 * out sends nothing more (holdLost), and each adoption reads its row first (untilLeaseEnds).
+	 * out sends nothing more (holdLost), and each adoption reads its row first (untilLeaseEnds). But a row of the item
+	 * read while its holder held it is read again once that lease looks over (outdated): the holder may have renewed,
+	 * sent or been accepted since (found by the property test: a Retry's third item, a lease after that one read, paid
+	 * again what the stalled original had sent meanwhile).
 	 */
-	private async refreshOthers(): Promise<void> {
-		if (this.refreshedAfter === this.waits) return;
-		this.refreshedAfter = this.waits;
-		const now = await this.table.read([eq('run_key')], { run_key: this.runKey });
-		const own = (row: LedgerRow) => row.execution_id === this.scope.executionId;
-		this.rows = [...this.rows.filter(own), ...now.filter((row) => !own(row))];
+	private async refreshOthers(itemIndex: number, meta: SubmissionMeta): Promise<void> {
+		if (this.refreshedAfter === this.waits && !this.outdated(itemIndex, meta)) return;
+		// Counted as read once the read answered, not when it started: an item that comes meanwhile waits for it, and
+		// a read that failed is made again by the next item (found by the property test: the item after a failed read
+		// took the rows read before a lease wait for fresh, and paid an unknown outcome again).
+		if (this.reading?.after === this.waits) return await this.reading.read;
+		const after = this.waits;
+		const at = Date.now();
+		const read = this.table.read([eq('run_key')], { run_key: this.runKey }).then((now) => {
+			const own = (row: LedgerRow) => row.execution_id === this.scope.executionId;
+			this.rows = [...this.rows.filter(own), ...now.filter((row) => !own(row))];
+			this.refreshedAfter = after;
+			this.readAt = at;
+		});
+		this.reading = { after, read };
+		try {
+			await read;
+		} finally {
+			if (this.reading?.read === read) this.reading = undefined;
+		}
+	}
+
+	/**
+	 * Whether another execution's row of this item, as last read, was held then (its lease ran past the read) and its
+	 * lease looks over now: only a holder whose lease was over before the read is known to send nothing more (holdLost);
+	 * this one may have renewed, marked the item as sent or recorded its task since.
+	 */
+	private outdated(itemIndex: number, meta: SubmissionMeta): boolean {
+		const now = Date.now();
+		return this.rows.some(
+			(row) => row.lease_until > this.readAt && row.lease_until <= now && this.related(row, itemIndex, meta),
+		);
 	}
 
 	/**
@@ -664,9 +698,9 @@ export class TaskLedger {
 	 * having sent it, and this run pays.
 	 */
 	private async notHeldElsewhere(itemIndex: number, meta: SubmissionMeta): Promise<void> {
-		// Read again when adopt waited a lease out: a planned row whose lease seemed over may have been sent meanwhile
-		// (found by the property test: a stalled holder's item paid again).
-		await this.refreshOthers();
+		// Read again when adopt waited a lease out, or a lease read as running looks over now: a planned row whose lease
+		// seemed over may have been sent meanwhile (found by the property test: a stalled holder's item paid again).
+		await this.refreshOthers(itemIndex, meta);
 		const held = this.rows.filter(
 			(row) => this.related(row, itemIndex, meta) && row.state === 'planned' && row.lease_until > Date.now(),
 		);
