@@ -117,6 +117,7 @@ async function crashedRun(table: FakeDataTable, executionId = 'exec-A', taskId =
 }
 
 const newTable = () => new FakeDataTable(TABLE, LEDGER_COLUMNS);
+const outcomeUnknown = () => Object.assign(new Error('socket hang up'), { context: { [OUTCOME_UNKNOWN]: true } });
 
 /** Another Retry (exec-C) claims the row first. */
 function claimedByC(table: FakeDataTable, row: IDataObject): void {
@@ -247,6 +248,36 @@ describe('a Retry adopts only a task paid for the same request at the item\'s po
 		await ledger.close();
 		expect(taken).toEqual(['task_3_0', 'task_3_1']);
 		expect(sent).toEqual([]);
+	});
+
+	it('identical items, a middle Retry stamped anew: a later Retry gives each item the row of its own key or position before an identical sibling\'s (found by the property test, seed 18: an item took its sibling\'s unknown outcome, the sibling paid again)', async () => {
+		const table = newTable();
+		const inputs = [{ form: {} }, { form: {} }];
+		// exec-A: two identical items; item 0 paid and accepted, item 1 only planned when the worker died.
+		const crashed = await open(table, 'exec-A', { inputs });
+		await crashed.ledger.plan([0, 1].map((itemIndex) => ({ itemIndex, meta: META })));
+		await submitIn(crashed.ledger, 0, FOX, META, sender('task_A0').send);
+		await crashed.ledger.close();
+		expire(table);
+		// Its Retry exec-B ran the nodes before Generate again (stamped: other keys); it sent item 1 and died before the
+		// answer (`sending`: an unknown outcome at position 1 under its stamped key #1).
+		const stamped = inputs.map((json) => ({ ...json, received_at: 'exec-B' }));
+		const middle = await open(table, 'exec-B', { mode: 'retry', inputs: stamped });
+		await expect(submitIn(middle.ledger, 1, FOX, META, async () => await Promise.reject(outcomeUnknown()))).rejects.toThrow('socket hang up');
+		await middle.ledger.close();
+		expire(table);
+		// exec-C, a Retry of exec-B on its saved input: the same stamped keys.
+		const { ledger } = await open(table, 'exec-C', { mode: 'retry', inputs: stamped });
+		const { send, sent } = sender('task_C');
+		const answers = [];
+		for (const index of [0, 1]) {
+			answers.push(await submitIn(ledger, index, FOX, META, send).then((s) => s.taskId, (error: Error) => error.message));
+		}
+		await ledger.close();
+		// Before: item 0 took exec-B's unknown outcome (a row of an identical item went before the row at its position),
+		// and item 1, its own row taken, paid task_C: three POSTs for two items.
+		expect(sent).toEqual([]);
+		expect(answers).toEqual(['task_A0', expect.stringMatching(/^Not resubmitted: an earlier run of this item \(execution exec-B\)/)]);
 	});
 
 	it('the same item with another request (the prompt was edited before a Retry): the item fails naming the task, nothing is sent or claimed (found by an adversarial review)', async () => {

@@ -623,9 +623,14 @@ export class TaskLedger {
 	private async adopt(itemIndex: number, meta: SubmissionMeta): Promise<LedgerSubmission | undefined> {
 		const named = sentAfter(this.rows);
 		const related = this.rows.filter((row) => this.related(row, itemIndex, meta));
-		// Rows of the item itself (or of identical items) go first, then those at its position with its request and files.
+		// Rows of the item itself go first, then those at its position with its request and files, then those of identical
+		// items: an identical sibling's row taken before the row at the item's position left the sibling without its own
+		// (found by the property test: identical items, a middle Retry stamped anew; an item took its sibling's unknown
+		// outcome, the sibling paid again).
 		const itself = related.filter((row) => this.samePrint(row, itemIndex));
-		const order = (row: LedgerRow) => (itself.includes(row) ? 0 : ADOPTION_ORDER.length) + ADOPTION_ORDER.indexOf(row.state);
+		const tier = (row: LedgerRow) =>
+			this.sameItem(row, itemIndex) ? 0 : this.atPosition(row, itemIndex, meta) ? 1 : itself.includes(row) ? 2 : 3;
+		const order = (row: LedgerRow) => tier(row) * ADOPTION_ORDER.length + ADOPTION_ORDER.indexOf(row.state);
 		const candidates = related.filter((row) => this.mayHaveBeenSent(row, named)).sort((a, b) => order(a) - order(b));
 		// Identical items whose requests differ (a prompt from elsewhere) are numbered by their order, which a Retry's
 		// input may change: a row of the item's request means the other requests' rows are its siblings' (found by the
@@ -684,6 +689,11 @@ export class TaskLedger {
 		if (row.execution_id === this.scope.executionId) return false;
 		if (this.sameItem(row, itemIndex)) return true;
 		if (this.samePrint(row, itemIndex) && samePaid(paidForOf(row), meta)) return true;
+		return this.atPosition(row, itemIndex, meta);
+	}
+
+	/** Whether a row stands at the item's position with its request and files. */
+	private atPosition(row: LedgerRow, itemIndex: number, meta: SubmissionMeta): boolean {
 		const detail = detailOf(row);
 		// Other files are another item's (a picture with the same prompt: found by the property test).
 		const files = detail.files === undefined || detail.files === this.files[itemIndex];
