@@ -716,6 +716,29 @@ describe('task ledger: the money invariants under hostile interleavings (propert
 		expect(await play(origins)).toEqual([]);
 	});
 
+	// Found by the property test after 7710100 (FC_SEED=32), each failed on the code before its fix.
+	it("a claim answered after its lease ends the item's adoption: it does not fall back to the row at its position, another item's (that item paid again)", async () => {
+		// Identical cat and fox items (their prompts from elsewhere) and another cat; exec-1 stalls 3 minutes before the
+		// fox's `accepted` write. Its Retry gets the input rotated: its first item (the other cat) claims its own row, but
+		// the claim's answer comes after its lease, so it took the first cat's row at its position instead (re-keyed it as
+		// its own) and died. The next Retry's first cat found no row of its key or position left and paid again.
+		const origins: OriginSpec[] = [
+			{
+				startMs: 0,
+				items: [CAT, { ...CAT, json: 1 }, FOX],
+				script: { ...CLEAN, together: true, stall: { at: 7, ms: 3 * LEASE_MS } },
+				retries: [
+					retry(
+						{ crash: { at: 6, after: true }, faults: [{ kind: 'ok' }, { kind: 'ok' }, { kind: 'ok' }, { kind: 'late', ms: LEASE_MS + 5_000 }] },
+						{ gapMs: LEASE_MS + 5_000, order: 'rotated' },
+					),
+					retry(),
+				],
+			},
+		];
+		expect(await play(origins)).toEqual([]);
+	});
+
 	// Open (Known limits in docs/queue-mode.md): stamped anew by nodes before Generate that ran again, and in another
 	// order, an item is known by neither its key nor its position; the generator leaves this out.
 	it.failing("a Retry whose items were stamped anew and reordered takes over the original's tasks", async () => {

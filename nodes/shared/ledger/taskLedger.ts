@@ -643,6 +643,11 @@ export class TaskLedger {
 			// A task this run has handed to an item already (its row taken by another run meanwhile, then let go) is
 			// that item's: never a second one's (found by the property test: one task handed to two items).
 			if (candidate.task_id && this.tasks.has(candidate.task_id)) continue;
+			// Once a row of the item was taken by another run (or claimed too late to use), only rows of the item's own key
+			// may stand in for it: a row at its position or of an identical item is another item's task, which that item
+			// then no longer finds (found by the property test: a claim answered after its lease fell back to the row at
+			// the item's position, re-keyed it, and the item it was paid for paid again).
+			if (taken && !this.sameItem(candidate, itemIndex)) continue;
 			const row = await this.untilLeaseEnds(candidate, true);
 			if (!row) {
 				taken = candidate;
