@@ -739,6 +739,26 @@ describe('task ledger: the money invariants under hostile interleavings (propert
 		expect(await play(origins)).toEqual([]);
 	});
 
+	it("a stalled Retry does not pay an item whose task another run took over and handed on after this Retry had read its row (its own Retry delivered it)", async () => {
+		// exec-1 dies after planning; retry1 sends the fox and stalls 62 s before its POST's answer is written; retry2
+		// (stamped anew: the row counts by its position and request) reads that row, then stalls 30 s; retry3 (retry2's
+		// input: its key) takes over retry1's task, accepted meanwhile, and succeeds. retry2 resumes, finds the task
+		// handed on (as another execution's delivered one would be) and paid the fox again.
+		const origins: OriginSpec[] = [
+			{
+				startMs: 0,
+				items: [FOX],
+				script: { ...CLEAN, crash: { at: 1, after: true } },
+				retries: [
+					retry({ stall: { at: 7, ms: LEASE_MS + 2_000 } }, { gapMs: 30_000 }),
+					retry({ stall: { at: 2, ms: 30_000 }, faults: [{ kind: 'late', ms: 500 }] }, { gapMs: LEASE_MS + 5_000, stamped: true }),
+					retry({}, { gapMs: 30_000 }),
+				],
+			},
+		];
+		expect(await play(origins)).toEqual([]);
+	});
+
 	// Open (Known limits in docs/queue-mode.md): stamped anew by nodes before Generate that ran again, and in another
 	// order, an item is known by neither its key nor its position; the generator leaves this out.
 	it.failing("a Retry whose items were stamped anew and reordered takes over the original's tasks", async () => {

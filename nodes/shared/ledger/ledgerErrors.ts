@@ -50,6 +50,26 @@ export function takenByAnother(ctx: IExecuteFunctions, itemIndex: number, row: L
 }
 
 /**
+ * On a Retry, another run took over this item's task after this run had read its row, and handed it on (a Retry of
+ * this run, started while it stalled, or another execution's Retry): paying now could pay twice.
+ */
+export function handedOnByAnother(ctx: IExecuteFunctions, itemIndex: number, row: LedgerRow): NodeOperationError {
+	return itemOnly(
+		new NodeOperationError(
+			ctx.getNode(),
+			`Not submitted: another run (execution ${row.execution_id}) took over and handed on the task of this item ` +
+				`(Task Ledger row ${row.id}${row.task_id ? `, task ${row.task_id}` : ''}) while this run went on.`,
+			{
+				itemIndex,
+				description:
+					'Nothing was sent, so nothing was paid twice. If that run was a Retry of this one (n8n took this run for ' +
+					'crashed while it stalled), its output has the video. Otherwise run the workflow anew to pay for this item.',
+			},
+		),
+	);
+}
+
+/**
  * On a Retry, the crashed run paid at this item's position for another request (its input came in another order, or
  * the prompt changed): neither paid again nor handed the other request's video.
  */

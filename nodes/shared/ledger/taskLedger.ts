@@ -6,7 +6,15 @@ import type { Lane } from '../transport/lane';
 import { abortableSleep } from '../transport/wait';
 import { waitFor } from '../transport/transport';
 import { maySendAgain } from '../transport/retry';
-import { anotherRequest, holdRanOut, leaseLost, stillHeld, takenByAnother, unknownOutcome } from './ledgerErrors';
+import {
+	anotherRequest,
+	handedOnByAnother,
+	holdRanOut,
+	leaseLost,
+	stillHeld,
+	takenByAnother,
+	unknownOutcome,
+} from './ledgerErrors';
 import { BY_CLAIM, BY_ID, detailOf, eq, inFlight, LedgerTable, sentAfter } from './ledgerTable';
 import type { LedgerRow, LedgerState, RowChange } from './ledgerTable';
 
@@ -197,6 +205,8 @@ export class TaskLedger {
 	private reading?: { after: number; read: Promise<void> };
 	/** The task ids this run handed to its items (sent, resumed or adopted). */
 	private readonly tasks = new Set<string>();
+	/** Each other execution's row as this run first read it: its `claims` then (adopt: handedOnByAnother). */
+	private readonly firstClaims = new Map<number, number>();
 	/** The rows this run adopted, and for which item. */
 	private readonly adoptedFor = new Map<number, number>();
 	/** Each input item's `item_key` (itemKeys), by item index. */
@@ -247,6 +257,7 @@ export class TaskLedger {
 		ledger.rows = scope.retry
 			? await ledger.table.read([eq('run_key')], { run_key: ledger.runKey })
 			: await ledger.table.read(HELD, { run_key: ledger.runKey, execution_id: scope.executionId });
+		ledger.noteFirstClaims(ledger.rows);
 		ledger.renewing = ledger.renewLeases();
 		return ledger;
 	}
@@ -592,6 +603,7 @@ export class TaskLedger {
 		const read = this.table.read([eq('run_key')], { run_key: this.runKey }).then((now) => {
 			const own = (row: LedgerRow) => row.execution_id === this.scope.executionId;
 			this.rows = [...this.rows.filter(own), ...now.filter((row) => !own(row))];
+			this.noteFirstClaims(now);
 			this.refreshedAfter = after;
 			this.readAt = at;
 		});
@@ -600,6 +612,14 @@ export class TaskLedger {
 			await read;
 		} finally {
 			if (this.reading?.read === read) this.reading = undefined;
+		}
+	}
+
+	/** Notes the claims of the other executions' rows this run reads for the first time. */
+	private noteFirstClaims(rows: LedgerRow[]): void {
+		for (const row of rows) {
+			if (row.execution_id === this.scope.executionId || this.firstClaims.has(row.id)) continue;
+			this.firstClaims.set(row.id, row.claims);
 		}
 	}
 
@@ -637,6 +657,8 @@ export class TaskLedger {
 		// property test: a reversed input paid an accepted task again), not a prompt edited since.
 		const ownRequest = itself.some((row) => samePaid(paidForOf(row), meta));
 		let taken: LedgerRow | undefined;
+		// A row another run claimed after this run first read it, and handed on.
+		let handed: LedgerRow | undefined;
 		// A row of the same item that paid for another request: refused only when no row paid for this one.
 		let other: { row: LedgerRow; paidFor: SubmissionMeta } | undefined;
 		for (const candidate of candidates) {
@@ -647,13 +669,22 @@ export class TaskLedger {
 			// may stand in for it: a row at its position or of an identical item is another item's task, which that item
 			// then no longer finds (found by the property test: a claim answered after its lease fell back to the row at
 			// the item's position, re-keyed it, and the item it was paid for paid again).
-			if (taken && !this.sameItem(candidate, itemIndex)) continue;
+			if ((taken || handed) && !this.sameItem(candidate, itemIndex)) continue;
 			const row = await this.untilLeaseEnds(candidate, true);
 			if (!row) {
 				taken = candidate;
 				continue;
 			}
-			if (await handedOn(this.ctx, row)) continue;
+			if (await handedOn(this.ctx, row)) {
+				// Another execution's delivered task is another execution's item, and this one pays for its own. But a row
+				// another run claimed since this run first read it was taken over while this run went on: by a Retry of this
+				// very run (n8n took it for crashed while it stalled) as well as by another execution's Retry; paying now
+				// could pay twice (found by the property test: a stalled Retry resumed after its own Retry had delivered
+				// the task, and paid again).
+				const first = this.firstClaims.get(row.id);
+				if (first !== undefined && first !== row.claims) handed ??= row;
+				continue;
+			}
 			const paidFor = paidForOf(row);
 			if (!samePaid(paidFor, meta)) {
 				if (!ownRequest) other ??= { row, paidFor };
@@ -680,6 +711,7 @@ export class TaskLedger {
 		}
 		// Another live run (a second Retry of the same execution) holds this item's task: paying now could pay twice.
 		if (taken) throw takenByAnother(this.ctx, itemIndex, taken);
+		if (handed) throw handedOnByAnother(this.ctx, itemIndex, handed);
 		if (other) throw anotherRequest(this.ctx, itemIndex, other.row, other.paidFor);
 		return undefined;
 	}
