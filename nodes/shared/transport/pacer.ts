@@ -17,6 +17,11 @@
  *   near the rate the service refused at the pace creeps back and finds the limit again. Once two decreases in a row
  *   found the limit at the same place (within 10%), it is known: the pace then creeps ten times slower, probing
  *   the limit far less often.
+ * - Once the pace is 3% past the last limit found and no 429 came, that limit has moved: the increase doubles per
+ *   quiet window, up to 8 times. Queue-mode workers each pace by themselves on a key they share, so what one found
+ *   was its share of the limit then; when another stops, its share is free, and the known limit's creep would take
+ *   minutes to find it (fake clock, two workers at 10 requests/s: 5.6 requests/s for the one left, now 9.6). At a real
+ *   limit the 429 comes before the boost grows much (a key at its limit is refused no more often than before).
  * - Once the service has taken clearly more than the rate it refused at (1.5 times, over a quiet window of 3 s without
  *   a 429), that rate was no limit (a 429 at low demand, or the limit went up): the rate then grows ×1.5 per quiet
  *   window, up to 1.5 times what the service took in it, until the next 429. A token bucket's burst cannot fake it
@@ -50,13 +55,19 @@ const AGE_TURNS = 4;
 
 type Sleep = (ms: number) => Promise<void>;
 
-interface PacerTuning {
+export interface PacerTuning {
 	/** After a 429 the rate is this share of what the service took (the lower of the rate and the accepted rate). */
 	decrease: number;
 	/** Requests/s added per accepted answer (at saturation: this × rate per second). */
 	increasePerAnswer: number;
 	/** Once the limit is known, the increase is this share of `increasePerAnswer`. */
 	knownIncreaseShare: number;
+	/**
+	 * Past `boostAbove` × the last limit found with no 429, the increase doubles per quiet window, up to `maxBoost`
+	 * times: that limit was only this process's share of the key, and the share grew.
+	 */
+	boostAbove: number;
+	maxBoost: number;
 	/** Quiet windows: the rate grows this many times when the service took `probeAbove` × the rate it refused at. */
 	growth: number;
 	probeAbove: number;
@@ -78,10 +89,12 @@ interface PacerTuning {
  */
 const QUIET_MS = 90_000;
 
-const DEFAULT_PACER_TUNING: PacerTuning = {
+export const DEFAULT_PACER_TUNING: PacerTuning = {
 	decrease: 0.97,
 	increasePerAnswer: 0.01,
 	knownIncreaseShare: 0.1,
+	boostAbove: 1.03,
+	maxBoost: 8,
 	growth: 1.5,
 	probeAbove: 1.5,
 	quietWindowMs: 3000,
@@ -127,6 +140,8 @@ export class PaceState {
 	/** What the service took at the last decrease, and whether the two last decreases agreed on it (a known limit). */
 	private lastTook = 0;
 	private known = false;
+	/** The increase's multiplier past the last limit found (1 until then, and again after each 429). */
+	private boost = 1;
 	/** The rate the service refused at (what it accepted when the rate was last lowered, not floored). */
 	private refusedAt = 0;
 	/** The current quiet window began here (the end of the last wait, or the last growth); its accepted answers. */
@@ -172,6 +187,7 @@ export class PaceState {
 		this.grewSinceLowered = false;
 		this.lastTook = 0;
 		this.known = false;
+		this.boost = 1;
 		this.refusedAt = 0;
 		this.quietFrom = 0;
 		this.quietAnswers = 0;
@@ -193,10 +209,20 @@ export class PaceState {
 		this.acceptedSinceLowered++;
 		if (this.answers.length > 8192) this.answers.splice(0, this.answers.length - 8192);
 		if (!Number.isFinite(this.rate)) return;
-		this.rate += this.tuning.increasePerAnswer * (this.known ? this.tuning.knownIncreaseShare : 1);
+		const share = this.beyondLimitFound() ? this.boost : this.known ? this.tuning.knownIncreaseShare : 1;
+		this.rate += this.tuning.increasePerAnswer * share;
 		// Answers of requests sent before the wait ended do not count towards the window after it.
 		if (now >= this.quietFrom) this.quietAnswers++;
 		this.grow(now);
+	}
+
+	/**
+	 * Whether the pace went clearly past the last limit the service showed, and no 429 came: on a key that other
+	 * processes share (queue-mode workers each pace by themselves), the limit found was only this process's share of
+	 * it then, and another's leaving made room.
+	 */
+	private beyondLimitFound(): boolean {
+		return this.lastTook > 0 && this.rate > this.lastTook * this.tuning.boostAbove;
 	}
 
 	/**
@@ -211,6 +237,7 @@ export class PaceState {
 			this.rate = Math.max(this.rate, Math.min(this.rate, taken) * growth);
 			this.grewSinceLowered = true;
 		}
+		if (this.beyondLimitFound()) this.boost = Math.min(this.tuning.maxBoost, this.boost * 2);
 		this.quietFrom = now;
 		this.quietAnswers = 0;
 	}
@@ -231,10 +258,15 @@ export class PaceState {
 		// it the pace went meanwhile; otherwise what it accepted lately.
 		const since = now - this.loweredAt;
 		const steady = this.loweredAt > 0 && since >= 2000 && !this.grewSinceLowered;
-		const between = steady ? (this.acceptedSinceLowered * 1000) / since : accepted;
+		// Less than a second since the credential's last wait ended says nothing of what the service takes (found by
+		// bench:scale's queue pace case: a worker refused again just after a wait was set to 0.97 requests/s, and its
+		// last tasks were fetched at one request a second for 50 s): the rate, lowered once more.
+		const measured = now - this.measureFrom >= 1000 ? accepted : this.rate;
+		const between = steady ? (this.acceptedSinceLowered * 1000) / since : measured;
 		const took = Math.min(this.rate, Math.max(1, between));
 		this.known = this.lastTook > 0 && Math.abs(took - this.lastTook) <= 0.1 * this.lastTook;
 		this.lastTook = took;
+		this.boost = 1;
 		this.refusedAt = Math.min(this.rate, accepted);
 		this.rate = Math.max(this.tuning.minRate, took * this.tuning.decrease);
 		this.loweredAt = now;
