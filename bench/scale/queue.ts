@@ -69,6 +69,11 @@ export interface QueueRun {
 	ledgerStates: Record<string, number>;
 	/** Executions n8n created in all, the ledger's sub-workflow runs included (PostgreSQL's execution id sequence). */
 	executionsCreated: number;
+	/**
+	 * The ledger's sub-workflow runs still in the database (mode `integrated`) by the Data Table operation they ran, their
+	 * status and whether n8n deleted them (`op:status:kept|deleted`): where the runs per task went.
+	 */
+	subRuns?: Record<string, number>;
 	/** PostgreSQL transactions committed during the run (pg_stat_database.xact_commit), all of n8n's. */
 	databaseCommits: number;
 	n8nVersion: string;
@@ -115,6 +120,20 @@ function recoverWorkflow(credential: { id: string; name: string }): Record<strin
 }
 
 export const FINISHED = ['success', 'error', 'crashed', 'canceled'];
+
+/** The ledger's sub-workflow runs by operation, status and kept/deleted (QueueRun.subRuns); undefined if unreadable. */
+async function subRunsByKind(postgres: PostgresServer): Promise<Record<string, number> | undefined> {
+	const op = `coalesce(d."workflowData"::json->'nodes'->1->'parameters'->>'operation', '?')`;
+	const kind = `${op} || ':' || e.status || ':' || (case when e."deletedAt" is null then 'kept' else 'deleted' end)`;
+	try {
+		const rows = await postgres.query(
+			`select ${kind}, count(*) from execution_entity e left join execution_data d on d."executionId" = e.id where e.mode = 'integrated' group by 1 order by 1`,
+		);
+		return Object.fromEntries(rows.split('\n').filter(Boolean).map((line) => line.split('|')).map(([key, count]) => [key, Number(count)]));
+	} catch {
+		return undefined;
+	}
+}
 
 /** Whether SCALE_QUEUE_LEDGER asks for the ledger (default on). */
 export function queueLedger(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -307,6 +326,7 @@ export async function runQueue(
 		const ledgerStates: Record<string, number> = {};
 		for (const row of table ? await ledgerRows(main, cookie, table) : []) ledgerStates[row.state] = (ledgerStates[row.state] ?? 0) + 1;
 		const [lastSequence, lastCommits] = [await sequence(), await commits()];
+		const subRuns = await subRunsByKind(cluster.postgres);
 		let nodeMs = 0;
 		const msByNode: Record<string, number> = {};
 		let resumedInRerun = 0;
@@ -371,6 +391,7 @@ export async function runQueue(
 			jobsRerun,
 			ledgerStates,
 			executionsCreated: lastSequence - firstSequence,
+			subRuns,
 			databaseCommits: lastCommits - firstCommits,
 			n8nVersion: cluster.mainHome.install.version,
 			env,
@@ -379,7 +400,7 @@ export async function runQueue(
 			`  queue: ${JSON.stringify(statuses)} in ${wallSeconds.toFixed(0)} s; ${run.exact}/${run.prompts} exact; ${run.counts.submissions} tasks created, ` +
 				`${run.counts.duplicatePrompts} prompts twice, ${run.lostTaskIds} lost; ${run.counts.limited}/${run.counts.requests} answered 429; ` +
 				`ledger ${JSON.stringify(ledgerStates)}, ${jobsRerun} jobs re-run, ${resumedInRerun} resumed in a re-run job, ` +
-				`${run.executionsCreated} executions created, ${run.databaseCommits} commits`,
+				`${run.executionsCreated} executions created, ${run.databaseCommits} commits; sub-workflow runs ${JSON.stringify(subRuns)}`,
 		);
 		return run;
 	} finally {
