@@ -304,34 +304,54 @@ async function violations(s: Scenario, files: Files, result: RunResult): Promise
 
 jest.setTimeout(180_000);
 
-it('each item holds exactly one version of the file, byte for byte, or failed with nothing stored', async () => {
-	await checkProperty(
-		fc.array(scenario, { minLength: 1, maxLength: 3 }),
-		async (scenarios) => {
-			const files = scenarios.map(filesOf);
-			const servers = await Promise.all(scenarios.map(async (s, i) => await serviceFor(s, files[i])));
-			let results: RunResult[] = [];
-			try {
-				results = await runWorkflowsTogether(
-					scenarios.map((s, i) =>
-						nodeRun(servers[i].url, KEY, nodeOf(s), {
-							binaryMode: 'filesystem',
-							executionId: `download-${Date.now()}-${i}`,
-						}),
-					),
-				);
-				const found: string[] = [];
-				for (const [i, s] of scenarios.entries()) {
-					for (const problem of await violations(s, files[i], results[i])) {
-						found.push(`scenario ${i}: ${problem} (the node's error: ${results[i].nodeError('Node')?.message})`);
-					}
-				}
-				if (found.length > 0) throw new Error(`Not one whole file or nothing:\n${found.join('\n')}`);
-			} finally {
-				await results[0]?.cleanup();
-				await Promise.all(servers.map(async (server) => await server.close()));
+/** Runs the scenarios' nodes together and throws what breaks the invariant. */
+async function holdsOneWholeFile(scenarios: Scenario[]): Promise<void> {
+	const files = scenarios.map(filesOf);
+	const servers = await Promise.all(scenarios.map(async (s, i) => await serviceFor(s, files[i])));
+	let results: RunResult[] = [];
+	try {
+		results = await runWorkflowsTogether(
+			scenarios.map((s, i) =>
+				nodeRun(servers[i].url, KEY, nodeOf(s), {
+					binaryMode: 'filesystem',
+					executionId: `download-${Date.now()}-${i}`,
+				}),
+			),
+		);
+		const found: string[] = [];
+		for (const [i, s] of scenarios.entries()) {
+			for (const problem of await violations(s, files[i], results[i])) {
+				found.push(`scenario ${i}: ${problem} (the node's error: ${results[i].nodeError('Node')?.message})`);
 			}
-		},
-		{ numRuns: 12 },
-	);
+		}
+		if (found.length > 0) throw new Error(`Not one whole file or nothing:\n${found.join('\n')}`);
+	} finally {
+		await results[0]?.cleanup();
+		await Promise.all(servers.map(async (server) => await server.close()));
+	}
+}
+
+it('each item holds exactly one version of the file, byte for byte, or failed with nothing stored', async () => {
+	await checkProperty(fc.array(scenario, { minLength: 1, maxLength: 3 }), holdsOneWholeFile, { numRuns: 12 });
+});
+
+it('a first answer cut after its first byte: the file is still judged by its structure once its bytes come (an mp4 without moov is not stored)', async () => {
+	// Found by the property above in CI (2026-11-28, the release rehearsal's run): one byte told nothing of the file, so
+	// no structure was chosen, and the resumed rest of an mp4 without moov was stored as whole.
+	await holdsOneWholeFile([
+		{
+			target: 'videoDownload',
+			sizes: { A: 2000, B: 300 },
+			seed: 1,
+			layout: 'moovFirst',
+			damaged: true,
+			acceptRanges: true,
+			etag: 'strong',
+			lastModified: false,
+			bValidators: 'both',
+			fresh: [{ kind: 'cut', file: 'A', framing: 'close', at: { byte: 1 } }],
+			resumes: [],
+			continueOnFail: false,
+		} as Scenario,
+	]);
 });

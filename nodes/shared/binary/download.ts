@@ -86,7 +86,13 @@ class StoredFile {
 	resumable = false;
 	/** The last answer said where its body ends (a length, or chunked framing). */
 	private framed = true;
-	private readonly structure?: FileStructure;
+	private structure?: FileStructure;
+	/**
+	 * The first bytes while they are too few to tell the file's structure (a first answer cut within them): the
+	 * structure is chosen once they are, and fed them (found by the download property: an mp4 without moov, its first
+	 * answer cut after one byte, was stored whole after the resume).
+	 */
+	private pending?: Buffer;
 	private readonly sink: Readable;
 	private readonly done: Promise<IBinaryData>;
 	private wake?: () => void;
@@ -94,7 +100,8 @@ class StoredFile {
 	constructor(ctx: IExecuteFunctions, like: Readable, head: Buffer, fileName: string, mimeType: string) {
 		const Type = readableClassOf(like);
 		if (!Type) throw new Error('The download is not a readable stream');
-		this.structure = structureOf(head);
+		if (head.length >= STRUCTURE_HEAD_BYTES) this.structure = structureOf(head);
+		else this.pending = Buffer.alloc(0);
 		this.sink = new Type({
 			highWaterMark: STORE_CHUNK_BYTES,
 			read: () => {
@@ -145,7 +152,14 @@ class StoredFile {
 
 	private append(chunk: Buffer): boolean {
 		this.received += chunk.length;
-		this.structure?.feed(chunk);
+		if (this.pending) {
+			this.pending = Buffer.concat([this.pending, chunk]);
+			if (this.pending.length >= STRUCTURE_HEAD_BYTES) {
+				this.structure = structureOf(this.pending);
+				this.structure?.feed(this.pending);
+				this.pending = undefined;
+			}
+		} else this.structure?.feed(chunk);
 		return this.sink.push(chunk);
 	}
 
@@ -257,6 +271,9 @@ function isBrokenBody(ctx: IExecuteFunctions, error: unknown): boolean {
 	if (ctx.getExecutionCancelSignal()?.aborted) return false;
 	return !(error instanceof NodeApiError || error instanceof NodeOperationError || error instanceof StoreFailed);
 }
+
+/** What structureOf needs to tell a file's structure (an ISO media file's `ftyp` box, a WebP's RIFF size). */
+const STRUCTURE_HEAD_BYTES = 12;
 
 /** Streams a file into n8n's binary data, checked and resumed as described above. */
 export async function downloadChecked(ctx: IExecuteFunctions, spec: CheckedDownload): Promise<IBinaryData> {
