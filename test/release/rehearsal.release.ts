@@ -251,7 +251,7 @@ it(
 			'npm ci',
 			expect.stringContaining('version="v$('),
 			'npm run build',
-			'npx jest test/unit test/integration --runInBand',
+			'npx jest test/unit test/integration',
 			'npm publish --provenance --access public --ignore-scripts=false',
 		]);
 		for (const plan of plans) expect(plan.steps[0].script).toBe('npm ci');
