@@ -64,6 +64,11 @@ interface RetrySpec {
 	gapMs: number;
 	order: 'same' | 'rotated' | 'reversed';
 	stamped: boolean;
+	/**
+	 * The run before it died or stalled after Generate finished: n8n's crash recovery wrote a stand-in run for the node,
+	 * so this Retry runs it as run 1 (nodes/shared/ledger/replayedRun.ts).
+	 */
+	standIn: boolean;
 	script: RunScript;
 }
 
@@ -158,6 +163,7 @@ const origin: fc.Arbitrary<OriginSpec> = fc
 				gapMs: fc.constantFrom(1_000, 30_000, LEASE_MS + 5_000, 3 * LEASE_MS),
 				order: fc.constantFrom<RetrySpec['order']>('same', 'rotated', 'reversed'),
 				stamped: fc.boolean(),
+				standIn: fc.boolean(),
 				script,
 			}),
 			{ maxLength: 3 },
@@ -188,6 +194,10 @@ const scenario = fc
 	);
 
 const never = () => new Promise<never>(() => undefined);
+
+/** What n8n's crash recovery writes for a node that finished (1.123 and 2.41): one run, one artificial item. */
+const STAND_IN = { executionStatus: 'success', data: { main: [[{ json: { isArtificialRecoveredEventItem: true } }]] } };
+const standInRunData = () => ({ resultData: { runData: { [NODE.name]: [STAND_IN] } } }) as unknown as IRunExecutionData;
 const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms));
 const outcomeUnknown = () =>
 	Object.assign(new Error('socket hang up'), {
@@ -303,6 +313,8 @@ class Run {
 		private readonly mode: string,
 		readonly items: RunItem[],
 		private readonly script: RunScript,
+		/** Stand-in runs of the node before this one in its run data (0 or 1): its run index. */
+		readonly standIns = 0,
 	) {}
 
 	/** Every await point of the run: a table call or a POST. */
@@ -400,7 +412,7 @@ class Run {
 
 	async go(): Promise<void> {
 		const ctx = this.context();
-		const ledger = await openLedger(ctx, TABLE, 0).catch(() => undefined);
+		const ledger = await openLedger(ctx, TABLE, this.standIns).catch(() => undefined);
 		if (!ledger) return this.finish([]);
 		const meta = (index: number) => ({
 			model: MODEL,
@@ -438,6 +450,7 @@ class Run {
 			resultData: {
 				runData: {
 					[NODE.name]: [
+						...Array.from({ length: this.standIns }, () => STAND_IN),
 						{
 							data: { main: [main] },
 							...(this.succeeded ? {} : { error: { message: 'failed' } }),
@@ -472,8 +485,13 @@ async function play(origins: OriginSpec[]): Promise<string[]> {
 				if (run.succeeded || world.over) return;
 				run.takenForCrashed = true;
 				const execution = `${name}-retry${index + 1}`;
+				// A run saved as failed keeps its stand-ins (n8n's Retry drops the failed run itself); one never saved may get
+				// one from n8n's crash recovery, in its own saved data and so in the Retry's, which starts from it.
+				const standIns = run.done ? run.standIns : Math.max(run.standIns, retry.standIn ? 1 : 0);
+				if (standIns > 0 && !run.done) world.saved[run.execution] = standInRunData();
+				if (standIns > 0) world.saved[execution] = standInRunData();
 				// Its input is the run's it retries (from n8n's saved data, or its nodes before Generate ran again).
-				run = new Run(world, execution, 'retry', retryItems(run.items, retry, execution), retry.script);
+				run = new Run(world, execution, 'retry', retryItems(run.items, retry, execution), retry.script, standIns);
 				runs.push(run);
 				void run.go().catch(() => undefined);
 			}
@@ -518,8 +536,9 @@ function verdicts(world: World, recovered: { tasks: IDataObject[]; unknownOutcom
 	// (c) no task goes on from two items; (b) every created task went on, or Recover lists it or its row.
 	const wentOn = new Map<string, string>();
 	for (const [execution, data] of Object.entries(world.saved)) {
-		const run = data.resultData.runData[NODE.name][0];
-		if (run.error) continue;
+		// Its own run, the last: a stand-in of n8n's crash recovery hands nothing on.
+		const run = data.resultData.runData[NODE.name].at(-1)!;
+		if ((run as unknown) === STAND_IN || run.error) continue;
 		for (const entry of run.data?.main[0] ?? []) {
 			const taskId = String(entry.json.task_id);
 			if (wentOn.has(taskId)) found.push(`(c) ${taskId} went on from ${wentOn.get(taskId)} and ${execution}`);
@@ -552,6 +571,7 @@ const retry = (script: Partial<RunScript> = {}, spec: Partial<RetrySpec> = {}): 
 	gapMs: 1_000,
 	order: 'same',
 	stamped: false,
+	standIn: false,
 	script: { ...CLEAN, ...script },
 	...spec,
 });

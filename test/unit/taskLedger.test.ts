@@ -117,6 +117,12 @@ async function crashedRun(table: FakeDataTable, executionId = 'exec-A', taskId =
 }
 
 const newTable = () => new FakeDataTable(TABLE, LEDGER_COLUMNS);
+
+/** What n8n's crash recovery writes for a node's run it could not save (1.123 and 2.41): finished, or cut off. */
+const STAND_INS = {
+	finished: { executionStatus: 'success', data: { main: [[{ json: { isArtificialRecoveredEventItem: true } }]] } },
+	'cut off': { executionStatus: 'crashed', error: { message: 'Execution stopped at this node' } },
+};
 const outcomeUnknown = () => Object.assign(new Error('socket hang up'), { context: { [OUTCOME_UNKNOWN]: true } });
 
 /** Another Retry (exec-C) claims the row first. */
@@ -191,9 +197,12 @@ describe('identity: run_key = workflow/node/run index, item_key = the input item
 	it('another run index of the node is another run: nothing resumed or adopted across it', async () => {
 		const table = newTable();
 		await crashedRun(table, 'exec-A', 'task_run0');
-		// A Retry at run 1 (run 0's row is an orphan), then the same execution's run 1 (run 0's row is its own).
+		// A Retry at run 1 after a real run 0 (a loop's; run 0's row is an orphan), then the same execution's run 1 (run
+		// 0's row is its own).
+		const looped = { resultData: { runData: { [NODE.name]: [{ data: { main: [[{ json: { task_id: 'task_run0' } }]] } }] } } };
+		const saved = { 'exec-B': looped as unknown as IRunExecutionData };
 		for (const [executionId, mode] of [['exec-B', 'retry'], ['exec-A', 'manual']]) {
-			const { ledger } = await open(table, executionId, { mode, runIndex: 1 });
+			const { ledger } = await open(table, executionId, { mode, runIndex: 1, saved });
 			const { send, sent } = sender(`task_run1_${executionId}`);
 			expect(await submitIn(ledger, 0, FOX, META, send)).toMatchObject({ resumed: false });
 			await ledger.close();
@@ -441,6 +450,56 @@ describe('a Retry (mode retry) adopts a dead run\'s rows; any other execution pa
 		expect(await submitIn(ledger, 0, FOX, META, send)).toMatchObject({ taskId: 'task_A', resumed: true });
 		await ledger.close();
 		expect(sent).toEqual([]);
+	});
+
+	it("a Retry after n8n's crash recovery stood in for the node's finished run is run 1, yet replays run 0: it adopts, paying nothing (found by bench:scale's queue case on a loaded machine: a worker killed just after the node sent its 20 items, and the Retry paid all 20 again)", async () => {
+		// What n8n's recovery writes for a node that finished (1.123 and 2.41): one run, one artificial item. The Retry
+		// keeps it and runs the node again after it, as run 1; a crashed stand-in (a node cut off, not the last one run)
+		// counts the same.
+		for (const [kind, standIn] of Object.entries(STAND_INS)) {
+			const table = newTable();
+			await crashedRun(table, 'exec-A', 'task_A');
+			const recovered = { resultData: { runData: { [NODE.name]: [standIn] } } } as unknown as IRunExecutionData;
+			const saved = { 'exec-A': recovered, 'exec-B': recovered };
+			const { ledger } = await open(table, 'exec-B', { mode: 'retry', runIndex: 1, saved });
+			const { send, sent } = sender('task_B');
+			const answer = await submitIn(ledger, 0, FOX, META, send);
+			await ledger.close();
+			expect({ kind, taskId: answer.taskId, sent }).toEqual({ kind, taskId: 'task_A', sent: [] });
+			expect(table.rows.map((row) => [row.run_key, row.task_id, row.execution_id])).toEqual([
+				[`${WORKFLOW}/${NODE.id}/0`, 'task_A', 'exec-B'],
+			]);
+		}
+	});
+
+	it("a Retry that handed its task on after a stand-in is read at its own run: another Retry of the crashed run does not hand that task on again", async () => {
+		const table = newTable();
+		await crashedRun(table, 'exec-A', 'task_A');
+		const standIn = STAND_INS.finished;
+		const recovered = { resultData: { runData: { [NODE.name]: [standIn] } } } as unknown as IRunExecutionData;
+		const saved: Record<string, IRunExecutionData> = { 'exec-A': recovered, 'exec-B': recovered, 'exec-C': recovered };
+		const first = await open(table, 'exec-B', { mode: 'retry', runIndex: 1, saved });
+		expect(await submitIn(first.ledger, 0, FOX, META, sender().send)).toMatchObject({ taskId: 'task_A' });
+		await first.ledger.close();
+		expire(table);
+		// n8n saved exec-B as succeeded: the stand-in, then its own run 1, which handed task_A on.
+		const handed = { data: { main: [[{ json: { task_id: 'task_A' } }]] } };
+		saved['exec-B'] = { resultData: { runData: { [NODE.name]: [standIn, handed] } } } as unknown as IRunExecutionData;
+		const second = await open(table, 'exec-C', { mode: 'retry', runIndex: 1, saved });
+		const { send, sent } = sender('task_C');
+		const answer = await submitIn(second.ledger, 0, FOX, META, send);
+		await second.ledger.close();
+		// Read at run 0, the stand-in, task_A looked as if it never went on, and went on again from exec-C.
+		expect({ taskId: answer.taskId, sent }).toEqual({ taskId: 'task_C', sent: ['task_C'] });
+	});
+
+	it('a Retry whose own saved run data cannot be read sends nothing: which run it replays is unknown', async () => {
+		const unreadable = await open(newTable(), 'exec-C', { mode: 'retry', runIndex: 1, saved: {} }).then(
+			async ({ ledger }) => await ledger.close(),
+			(error: unknown) => error,
+		);
+		expect(unreadable).toBeInstanceOf(NodeOperationError);
+		expect((unreadable as Error).message).toBe("Task Ledger: could not read this Retry's saved run data, so nothing was sent");
 	});
 
 	it('an unknown outcome Recover reported stays unknown for a Retry: never sent', async () => {

@@ -17,6 +17,7 @@ import {
 } from './ledgerErrors';
 import { BY_CLAIM, BY_ID, detailOf, eq, inFlight, LedgerTable, sentAfter } from './ledgerTable';
 import type { LedgerRow, LedgerState, RowChange } from './ledgerTable';
+import { retriedRunIndex, runReplaying } from './replayedRun';
 
 /**
  * The task ledger: every paid video task is a row of an n8n Data Table, marked as sent before its POST and `accepted`
@@ -117,7 +118,8 @@ export async function handedOn(
 		reads.set(row.execution_id, read);
 	}
 	const saved = await read;
-	const run = saved?.resultData?.runData?.[nodeName]?.[runIndex];
+	// The run of that execution that the row's run index names, past any stand-in of n8n's crash recovery.
+	const run = runReplaying(saved?.resultData?.runData?.[nodeName], runIndex);
 	if (!run || run.error !== undefined) return false;
 	const items = (run.data?.main ?? []).flatMap((output) => output ?? []);
 	return items.some((item) => item.json?.task_id === row.task_id && item.json?.error === undefined);
@@ -822,13 +824,14 @@ export async function openLedger(
 	const id = tableId.trim();
 	if (!id) return undefined;
 	const node = ctx.getNode();
+	const retry = ctx.getMode() === 'retry';
 	return await TaskLedger.open(ctx, {
 		tableId: id,
 		workflowId: String(ctx.getWorkflow().id ?? ''),
 		nodeId: node.id,
 		nodeName: node.name,
-		runIndex,
+		runIndex: retry ? await retriedRunIndex(ctx, runIndex) : runIndex,
 		executionId: ctx.getExecutionId() ?? 'manual',
-		retry: ctx.getMode() === 'retry',
+		retry,
 	});
 }
