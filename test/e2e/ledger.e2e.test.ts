@@ -1,17 +1,21 @@
-// Time: about 75 s (measured 74.5 s on 2.41.1, quiet machine: one home, two `n8n start` 17 s, the imports over the
-// server's REST API 0.3 s, the run and its 25 s tasks 54 s; 115 s before, with three cold CLI imports). The task ledger (issue 30) in a real n8n (2.41.1; 1.123.81 in
-// the 1.x smoke), one process on SQLite: Webhook → Split Out → Generate with Options → Task Ledger naming an n8n
-// Data Table. n8n is SIGKILLed while its tasks run (all accepted, the in-process wait going on) and started again:
-// the execution is `crashed`, its tasks are in the table, and Retry (REST, as the editor's button) adopts every one
-// of them: no POST again, every video delivered whole, every row the Retry's.
+// Time: about 112 s (measured on 2.41.1, quiet machine: one home, three `n8n start`s 22 s, the imports over the
+// server's REST API 0.5 s, the first run and its 25 s tasks 54 s, the second with its 20 s Wait 30 s). The task ledger
+// (issue 30) in a real n8n (2.41.1; 1.123.81 in the 1.x smoke), one process on SQLite: Webhook → Split Out → Generate
+// with Options → Task Ledger naming an n8n Data Table. n8n is SIGKILLed while its tasks run (all accepted, the
+// in-process wait going on) and started again: the execution is `crashed`, its tasks are in the table, and Retry
+// (REST, as the editor's button) adopts every one of them: no POST again, every video delivered whole, every row the
+// Retry's. Then the same after Generate finished (killed in a Wait after it): n8n's crash recovery stands in for
+// Generate's run and the Retry runs Generate again as run 1; it still adopts every task (without replayedRun.ts it
+// paid each again).
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { timed } from '../timing/phases';
 import { exampleCredential } from './workflows/examples';
 import { listExecutions, readExecution, waitForExecutions, waitForWebhook } from './workflows/executions';
 import { createLedgerTable, ledgerRows } from './workflows/ledgerTable';
-import { GENERATE_NODE, ledgerWorkflow, own, postWebhook, until } from './workflows/ledgerWorkflow';
+import { GENERATE_NODE, ledgerWorkflow, own, postWebhook, until, WAIT_AFTER_NODE } from './workflows/ledgerWorkflow';
 import { SETUP_TIMEOUT, submissionsIn } from './workflows/runs';
 import { createN8nHome, randomId, type N8nHome, type N8nServer } from './n8n';
+import { readEventLog } from './support/eventLog';
 import { killGroup } from './support/process';
 
 const PATH = 'ledger-crash';
@@ -94,4 +98,61 @@ describe('task ledger in a real n8n: a crashed execution\'s tasks are adopted by
 		const rows = await ledgerRows(server, cookie, table);
 		expect(rows.map((row) => [row.state, row.execution_id, Number(row.lease_until)])).toEqual(rows.map(() => ['accepted', retried.id, 0]));
 	}, 8 * 60_000);
+
+	it("SIGKILL after Generate finished (in the Wait after it), Retry: n8n runs Generate again as run 1 after its crash recovery's stand-in, and it adopts every task, none POSTed again (n8n1-smoke)", async () => {
+		// Found by bench:scale's queue case on a loaded machine: the Retry's run index was 1, its rows' 0, and it paid
+		// every item again (nodes/shared/ledger/replayedRun.ts).
+		let cookie = await server!.login();
+		const credential = exampleCredential(mock.url, apiKey);
+		const afterId = await server!.importWorkflow(
+			ledgerWorkflow({
+				id: 'ggLedgerCrash002',
+				webhookPath: `${PATH}-after`,
+				credential: { id: credential.id, name: credential.name },
+				waitAfterSeconds: 20,
+			}),
+		);
+		await server!.activateWorkflows([afterId]);
+		const table = await createLedgerTable(server!, cookie, 'Video task ledger, kill after Generate');
+		await waitForWebhook(server!, `${PATH}-after`);
+		const paidBefore = submissionsIn(await mock.log()).length;
+		const prompts = ['a harbour', 'a harbour', 'a meadow'];
+		expect(await postWebhook(server!.url, `${PATH}-after`, { ledger: table.id, prompts })).toBe(200);
+		// Every task accepted, and n8n's event log has the Wait's start: Generate finished, the execution runs on.
+		const accepted = await until('Generate finished, the Wait started', 60_000, async () => {
+			const waiting = readEventLog(home.n8nFolder).some((entry) => entry.eventName === 'n8n.node.started' && entry.nodeName === WAIT_AFTER_NODE);
+			const rows = await ledgerRows(server!, cookie, table);
+			return waiting && rows.length === prompts.length && rows.every((row) => row.state === 'accepted') ? rows : undefined;
+		});
+		expect(submissionsIn(await mock.log())).toHaveLength(paidBefore + prompts.length);
+
+		const old = server!;
+		const closed = new Promise<void>((resolve) => old.process.once('close', () => resolve()));
+		killGroup(old.process, 'SIGKILL');
+		await closed;
+		server = await home.startServer();
+		cookie = await server.login();
+		const [crashed] = own(
+			await waitForExecutions(server, cookie, afterId, (list) => own(list).length === 1 && FINISHED.includes(own(list)[0].status), 120_000),
+		);
+		expect(crashed.status).toMatch(/crashed|error/);
+		// What n8n's crash recovery wrote for Generate: a stand-in run, one artificial item.
+		const recovered = (await readExecution(server, cookie, crashed.id)).data.resultData.runData[GENERATE_NODE];
+		expect(recovered.map((run: any) => run.data?.main?.[0]?.map((item: any) => item.json))).toEqual([[{ isArtificialRecoveredEventItem: true }]]); // eslint-disable-line @typescript-eslint/no-explicit-any
+
+		const retry = await timed('run', 'retry', () => server!.rest('POST', `/rest/executions/${crashed.id}/retry`, { cookie, body: { loadWorkflow: false } }));
+		expect(retry.status).toBe(200);
+		const retried = own(await listExecutions(server, cookie, afterId)).find((execution) => execution.id !== crashed.id)!;
+		const { status, data } = await readExecution(server, cookie, retried.id);
+		expect({ status, error: data.resultData.error?.message }).toEqual({ status: 'success', error: undefined });
+		// Generate ran again, as run 1 after the stand-in, and handed on the tasks the crashed run had paid for.
+		const runs = data.resultData.runData[GENERATE_NODE];
+		expect(runs).toHaveLength(2);
+		const handed = runs[1].data.main[0];
+		expect(handed.map((item: any) => item.json.task_id).sort()).toEqual(accepted.map((row) => row.task_id).sort()); // eslint-disable-line @typescript-eslint/no-explicit-any
+		expect(handed.every((item: any) => item.json.resumed === true)).toBe(true); // eslint-disable-line @typescript-eslint/no-explicit-any
+		expect(submissionsIn(await mock.log())).toHaveLength(paidBefore + prompts.length);
+		const rows = await ledgerRows(server, cookie, table);
+		expect(rows.map((row) => [row.state, row.execution_id, row.run_key.split('/').pop()])).toEqual(rows.map(() => ['accepted', retried.id, '0']));
+	}, 6 * 60_000);
 });

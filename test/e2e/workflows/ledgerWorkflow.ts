@@ -28,10 +28,18 @@ export interface LedgerWorkflowOptions {
 	maxConcurrency?: number;
 	/** Generate continues on fail (n8n's On Error → Continue): a failing item becomes an error item. */
 	continueOnFail?: boolean;
+	/**
+	 * Generate without Wait for Completion, then n8n's Wait node for this many seconds (under 65: held in memory, the
+	 * execution running): a kill then comes after Generate finished.
+	 */
+	waitAfterSeconds?: number;
 }
 
+export const WAIT_AFTER_NODE = 'Wait After Generate';
+
 export function ledgerWorkflow(options: LedgerWorkflowOptions): Record<string, unknown> & { id: string } {
-	const { id, webhookPath, credential, maxConcurrency = 5, continueOnFail = false } = options;
+	const { id, webhookPath, credential, maxConcurrency = 5, continueOnFail = false, waitAfterSeconds } = options;
+	const waitAfter = waitAfterSeconds !== undefined;
 	return {
 		id,
 		name: `Ledger: webhook → prompts → video (${webhookPath})`,
@@ -59,6 +67,7 @@ export function ledgerWorkflow(options: LedgerWorkflowOptions): Record<string, u
 					model: 'sd_2.0_fast_discount',
 					prompt: "={{ $json['body.prompts'] }}",
 					duration: 5,
+					...(waitAfter ? { waitForCompletion: false } : {}),
 					options: {
 						pollInterval: 1,
 						maxConcurrency,
@@ -68,10 +77,24 @@ export function ledgerWorkflow(options: LedgerWorkflowOptions): Record<string, u
 				credentials: { genGatewayApi: { id: credential.id, name: credential.name } },
 				...(continueOnFail ? { onError: 'continueRegularOutput' } : {}),
 			},
+			...(waitAfter
+				? [
+						{
+							id: randomId(8),
+							name: WAIT_AFTER_NODE,
+							type: 'n8n-nodes-base.wait',
+							typeVersion: 1.1,
+							position: [660, 0],
+							webhookId: randomUUID(),
+							parameters: { resume: 'timeInterval', amount: waitAfterSeconds, unit: 'seconds' },
+						},
+					]
+				: []),
 		],
 		connections: {
 			Webhook: { main: [[{ node: 'One Item per Prompt', type: 'main', index: 0 }]] },
 			'One Item per Prompt': { main: [[{ node: GENERATE_NODE, type: 'main', index: 0 }]] },
+			...(waitAfter ? { [GENERATE_NODE]: { main: [[{ node: WAIT_AFTER_NODE, type: 'main', index: 0 }]] } } : {}),
 		},
 	};
 }
@@ -79,7 +102,7 @@ export function ledgerWorkflow(options: LedgerWorkflowOptions): Record<string, u
 export const RECOVER_NODE = 'Recover Paid Tasks';
 
 /** Webhook (`body.ledger`, `body.workflow`) → Recover: the unfinished paid tasks of that workflow's ledger. */
-export function recoverWorkflow(options: Omit<LedgerWorkflowOptions, 'maxConcurrency' | 'continueOnFail'>) {
+export function recoverWorkflow(options: Omit<LedgerWorkflowOptions, 'maxConcurrency' | 'continueOnFail' | 'waitAfterSeconds'>) {
 	const { id, webhookPath, credential } = options;
 	return {
 		id,
