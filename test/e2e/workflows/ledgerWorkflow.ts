@@ -29,10 +29,10 @@ export interface LedgerWorkflowOptions {
 	/** Generate continues on fail (n8n's On Error → Continue): a failing item becomes an error item. */
 	continueOnFail?: boolean;
 	/**
-	 * Generate without Wait for Completion, then n8n's Wait node for this many seconds (under 65: held in memory, the
-	 * execution running): a kill then comes after Generate finished.
+	 * Generate without Wait for Completion, then n8n's Wait node for this many seconds (a number or an expression; under
+	 * 65: held in memory, the execution running): a kill then comes after Generate finished.
 	 */
-	waitAfterSeconds?: number;
+	waitAfterSeconds?: number | string;
 }
 
 export const WAIT_AFTER_NODE = 'Wait After Generate';
