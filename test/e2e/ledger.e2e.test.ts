@@ -10,7 +10,7 @@
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { timed } from '../timing/phases';
 import { exampleCredential } from './workflows/examples';
-import { listExecutions, readExecution, waitForExecutions, waitForWebhook } from './workflows/executions';
+import { listExecutions, readExecution, waitForExecutions, waitForWebhook, type ExecutionSummary } from './workflows/executions';
 import { createLedgerTable, ledgerRows } from './workflows/ledgerTable';
 import { GENERATE_NODE, ledgerWorkflow, own, postWebhook, until, WAIT_AFTER_NODE } from './workflows/ledgerWorkflow';
 import { SETUP_TIMEOUT, submissionsIn } from './workflows/runs';
@@ -37,6 +37,21 @@ describe('task ledger in a real n8n: a crashed execution\'s tasks are adopted by
 		// what it writes after is lost by the kill.
 		home = await createN8nHome({ build: true, env: { DB_SQLITE_POOL_SIZE: '3' } });
 	}, SETUP_TIMEOUT);
+
+	/** SIGKILLs n8n and starts it again on the same home: the workflow's one execution, as n8n's recovery left it. */
+	async function killAndRestart(id: string): Promise<ExecutionSummary> {
+		const old = server!;
+		const closed = new Promise<void>((resolve) => old.process.once('close', () => resolve()));
+		killGroup(old.process, 'SIGKILL');
+		await closed;
+		server = await home.startServer();
+		const cookie = await server.login();
+		const [crashed] = own(
+			await waitForExecutions(server, cookie, id, (list) => own(list).length === 1 && FINISHED.includes(own(list)[0].status), 120_000),
+		);
+		expect(crashed.status).toMatch(/crashed|error/);
+		return crashed;
+	}
 
 	afterAll(async () => {
 		await server?.stop();
@@ -72,16 +87,8 @@ describe('task ledger in a real n8n: a crashed execution\'s tasks are adopted by
 		const paid = submissionsIn(await mock.log());
 		expect(paid).toHaveLength(PROMPTS.length);
 
-		const old = server;
-		const closed = new Promise<void>((resolve) => old.process.once('close', () => resolve()));
-		killGroup(old.process, 'SIGKILL');
-		await closed;
-		server = await home.startServer();
-		cookie = await server.login();
-		const [crashed] = own(
-			await waitForExecutions(server, cookie, workflowId, (list) => own(list).length === 1 && FINISHED.includes(own(list)[0].status), 120_000),
-		);
-		expect(crashed.status).toMatch(/crashed|error/);
+		const crashed = await killAndRestart(workflowId);
+		cookie = await server!.login();
 
 		const retry = await timed('run', 'retry', () => server!.rest('POST', `/rest/executions/${crashed.id}/retry`, { cookie, body: { loadWorkflow: false } }));
 		expect(retry.status).toBe(200);
@@ -132,16 +139,8 @@ describe('task ledger in a real n8n: a crashed execution\'s tasks are adopted by
 		});
 		expect(submissionsIn(await mock.log())).toHaveLength(paidBefore + prompts.length);
 
-		const old = server!;
-		const closed = new Promise<void>((resolve) => old.process.once('close', () => resolve()));
-		killGroup(old.process, 'SIGKILL');
-		await closed;
-		server = await home.startServer();
+		const crashed = await killAndRestart(afterId);
 		cookie = await server.login();
-		const [crashed] = own(
-			await waitForExecutions(server, cookie, afterId, (list) => own(list).length === 1 && FINISHED.includes(own(list)[0].status), 120_000),
-		);
-		expect(crashed.status).toMatch(/crashed|error/);
 		// What n8n's crash recovery wrote for Generate: a stand-in run, one artificial item.
 		const recovered = (await readExecution(server, cookie, crashed.id)).data.resultData.runData[GENERATE_NODE];
 		expect(recovered.map((run: any) => run.data?.main?.[0]?.map((item: any) => item.json))).toEqual([[{ isArtificialRecoveredEventItem: true }]]); // eslint-disable-line @typescript-eslint/no-explicit-any
