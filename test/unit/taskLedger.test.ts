@@ -34,6 +34,10 @@ interface RunOptions {
 	saved?: Record<string, IRunExecutionData>;
 	/** The node's input items' JSON (what each item's `item_key` is made of); by default item i is `{ item: i }`. */
 	inputs?: IDataObject[];
+	/** The node's name in this execution's workflow (its id stays NODE.id). */
+	nodeName?: string;
+	/** n8n's cancel signal of the execution: one per execution run (none: each run of the node on its own). */
+	signal?: AbortSignal;
 }
 
 const INPUTS = Array.from({ length: 8 }, (_, item) => ({ item }));
@@ -41,17 +45,21 @@ const INPUTS = Array.from({ length: 8 }, (_, item) => ({ item }));
 const KEYS = itemKeys(INPUTS.map((json) => ({ json })));
 
 /** What TaskLedger asks of n8n's execute context, no more. */
-function contextFor(table: FakeDataTable, executionId: string, { mode = 'manual', saved = {}, inputs = INPUTS }: RunOptions): Context {
+function contextFor(
+	table: FakeDataTable,
+	executionId: string,
+	{ mode = 'manual', saved = {}, inputs = INPUTS, nodeName = NODE.name, signal }: RunOptions,
+): Context {
 	const warnings: string[] = [];
 	const ctx = {
-		getNode: () => ({ ...NODE, type: 'genGatewayVideo', typeVersion: 1, position: [0, 0], parameters: {} }),
+		getNode: () => ({ ...NODE, name: nodeName, type: 'genGatewayVideo', typeVersion: 1, position: [0, 0], parameters: {} }),
 		getExecutionId: () => executionId,
 		getWorkflow: () => ({ id: WORKFLOW, name: 'Ledger', active: false }),
 		getMode: () => mode,
 		getInputData: () => inputs.map((json) => ({ json })),
 		executeWorkflow: table.executeWorkflow,
 		getExecutionDataById: async (id: string) => saved[id],
-		getExecutionCancelSignal: () => undefined,
+		getExecutionCancelSignal: () => signal,
 		logger: { warn: (message: string) => warnings.push(message), debug() {}, info() {}, error() {} },
 	};
 	return { ctx: ctx as unknown as IExecuteFunctions, warnings };
@@ -491,6 +499,106 @@ describe('a Retry (mode retry) adopts a dead run\'s rows; any other execution pa
 		await second.ledger.close();
 		// Read at run 0, the stand-in, task_A looked as if it never went on, and went on again from exec-C.
 		expect({ taskId: answer.taskId, sent }).toEqual({ taskId: 'task_C', sent: ['task_C'] });
+	});
+
+	it('Loop Over Items after a stand-in: each run of the Retry (one execution, one signal) replays the crashed run\'s and adopts its task', async () => {
+		const table = newTable();
+		for (const [runIndex, name, taskId] of [[0, 'A', 'task_A'], [1, 'B', 'task_B'], [2, 'C', 'task_C']] as const) {
+			const { ledger } = await open(table, 'exec-A', { runIndex, inputs: [{ batch: name }] });
+			await submitIn(ledger, 0, FOX, META, sender(taskId).send);
+			await ledger.close();
+		}
+		expire(table);
+		// n8n's recovery writes one stand-in (a node's run data once); the Retry runs the loop again as runs 1, 2, 3.
+		const recovered = { resultData: { runData: { [NODE.name]: [STAND_INS.finished] } } } as unknown as IRunExecutionData;
+		const saved = { 'exec-A': recovered, 'exec-B': recovered };
+		const signal = new AbortController().signal;
+		const adopted: string[] = [];
+		const paid: string[] = [];
+		for (const [runIndex, name] of [[1, 'A'], [2, 'B'], [3, 'C']] as const) {
+			const { ledger } = await open(table, 'exec-B', { mode: 'retry', runIndex, saved, signal, inputs: [{ batch: name }] });
+			const { send, sent } = sender(`paid_${name}`);
+			adopted.push((await submitIn(ledger, 0, FOX, META, send)).taskId);
+			await ledger.close();
+			paid.push(...sent);
+		}
+		expect({ adopted, paid }).toEqual({ adopted: ['task_A', 'task_B', 'task_C'], paid: [] });
+		expect(table.rows.map((row) => row.run_key)).toEqual([0, 1, 2].map((run) => `${WORKFLOW}/${NODE.id}/${run}`));
+	});
+
+	describe("n8n's crash recovery amends an execution still running (found by a helper session's review)", () => {
+		// A worker that restarts amends every unfinished execution of its event log: one shared by workers with one n8n
+		// folder, or a job n8n 1.x re-ran on another worker, may still be running. A Retry in a loop whose Generate had
+		// no run data when it began then has a stand-in for its own run 0 in its saved data when run 1 reads it.
+		const BEAR = { ...FOX, prompt: 'a bear' };
+		const batch = (name: string) => ({ inputs: [{ batch: name }] });
+		const handedOnRun = (...taskIds: string[]) => ({ data: { main: [taskIds.map((task_id) => ({ json: { task_id } }))] } });
+		const runData = (byNode: Record<string, unknown[]>) => ({ resultData: { runData: byNode } }) as unknown as IRunExecutionData;
+
+		/** exec-R1, a Retry, runs batch A (Generate's run 0), is amended, then runs `second` as its run 1. */
+		async function amendedWhileRunning(table: FakeDataTable, saved: Record<string, IRunExecutionData>, second: string, request = FOX) {
+			const signal = new AbortController().signal;
+			const runA = await open(table, 'exec-R1', { mode: 'retry', runIndex: 0, saved, signal, ...batch('A') });
+			await submitIn(runA.ledger, 0, FOX, META, sender('task_A').send);
+			await runA.ledger.close();
+			saved['exec-R1'] = runData({ [NODE.name]: [STAND_INS.finished] });
+			const runB = await open(table, 'exec-R1', { mode: 'retry', runIndex: 1, saved, signal, ...batch(second) });
+			const { send, sent } = sender(second === 'A' ? 'task_A_batch2' : 'task_B');
+			const answer = await submitIn(runB.ledger, 0, request, { ...META, prompt: String(request.prompt) }, send);
+			await runB.ledger.close();
+			return { answer, sent };
+		}
+
+		it('its run 1 keeps its own number: a Retry of it adopts both batches, paying nothing', async () => {
+			const table = newTable();
+			const saved: Record<string, IRunExecutionData> = {};
+			expect((await amendedWhileRunning(table, saved, 'B', BEAR)).sent).toEqual(['task_B']);
+			expire(table);
+			// exec-R1 dies before n8n saves it; exec-R2 retries it: the stand-in, batch A as run 1, batch B as run 2.
+			saved['exec-R2'] = runData({ [NODE.name]: [STAND_INS.finished] });
+			const signal = new AbortController().signal;
+			const answers: string[] = [];
+			const paid: string[] = [];
+			for (const [runIndex, name, request] of [[1, 'A', FOX], [2, 'B', BEAR]] as const) {
+				const { ledger } = await open(table, 'exec-R2', { mode: 'retry', runIndex, saved, signal, ...batch(name) });
+				const { send, sent } = sender(`task_${name}_again`);
+				answers.push((await submitIn(ledger, 0, request, { ...META, prompt: request.prompt }, send)).taskId);
+				await ledger.close();
+				paid.push(...sent);
+			}
+			expect({ answers, paid }).toEqual({ answers: ['task_A', 'task_B'], paid: [] });
+		});
+
+		it('an item repeated in its next batch is a new task, not batch A\'s handed on again', async () => {
+			const { answer, sent } = await amendedWhileRunning(newTable(), {}, 'A');
+			expect({ taskId: answer.taskId, resumed: answer.resumed, sent }).toEqual({ taskId: 'task_A_batch2', resumed: false, sent: ['task_A_batch2'] });
+		});
+
+		it('once n8n saved it as succeeded, Recover lists none of its tasks', async () => {
+			const table = newTable();
+			const saved: Record<string, IRunExecutionData> = {};
+			await amendedWhileRunning(table, saved, 'B', BEAR);
+			saved['exec-R1'] = runData({ [NODE.name]: [handedOnRun('task_A'), handedOnRun('task_B')] });
+			expect((await recoverTasks(contextFor(table, 'exec-R', { saved }).ctx, TABLE, WORKFLOW)).tasks).toEqual([]);
+		});
+	});
+
+	it('a Retry with the node renamed since adopts the task under its new name: once it handed it on, Recover lists nothing (found by the same review)', async () => {
+		const table = newTable();
+		await crashedRun(table, 'exec-A', 'task_A');
+		const renamed = `${NODE.name} (renamed)`;
+		const saved: Record<string, IRunExecutionData> = {
+			'exec-A': { resultData: { runData: { [NODE.name]: [STAND_INS.finished] } } } as unknown as IRunExecutionData,
+		};
+		const { ledger } = await open(table, 'exec-B', { mode: 'retry', saved, nodeName: renamed });
+		const { send, sent } = sender('task_paid_again');
+		expect(await submitIn(ledger, 0, FOX, META, send)).toMatchObject({ taskId: 'task_A', resumed: true });
+		await ledger.close();
+		expect(sent).toEqual([]);
+		// n8n saved exec-B as succeeded: the old name's stand-in, and the renamed node's run that handed task_A on.
+		const handed = { data: { main: [[{ json: { task_id: 'task_A' } }]] } };
+		saved['exec-B'] = { resultData: { runData: { [NODE.name]: [STAND_INS.finished], [renamed]: [handed] } } } as unknown as IRunExecutionData;
+		expect((await recoverTasks(contextFor(table, 'exec-R', { saved }).ctx, TABLE, WORKFLOW)).tasks).toEqual([]);
 	});
 
 	it('a Retry whose own saved run data cannot be read sends nothing: which run it replays is unknown', async () => {

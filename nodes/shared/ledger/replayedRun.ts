@@ -37,18 +37,38 @@ function isStandIn(run: ITaskData | undefined): boolean {
 }
 
 /**
+ * Stand-ins counted per execution (n8n's cancel signal: one per execution run, on both lines) and node. A stand-in
+ * can only come before the execution's own first run of the node, and n8n may write one into the saved data of an
+ * execution still running (a worker restarting amends every execution of an event log it shares, or of a job 1.x
+ * re-ran elsewhere): counted again at a loop's next run, the Retry's own run 0 would count as one, and run 1 would
+ * take run 0's rows (found by a helper session's review; test/unit/taskLedger.test.ts).
+ */
+const counted = new WeakMap<object, Map<string, number>>();
+
+/**
  * This Retry's run of the node as the crashed execution numbered it. Reads the execution's saved run data (what the
- * Retry started from) only when there is a run before this one to look at; a failed read fails the run, with nothing
- * sent: an unknown numbering could pay every item again.
+ * Retry started from) only at its first run of the node with a run before it, once; a failed read fails the run, with
+ * nothing sent: an unknown numbering could pay every item again.
  */
 export async function retriedRunIndex(ctx: IExecuteFunctions, runIndex: number): Promise<number> {
-	if (runIndex === 0) return 0;
+	const node = ctx.getNode();
+	const signal = ctx.getExecutionCancelSignal?.();
+	let known = signal ? counted.get(signal) : undefined;
+	if (signal && !known) counted.set(signal, (known = new Map()));
+	const remembered = known?.get(node.name);
+	if (remembered !== undefined) return runIndex - remembered;
+	const standIns = runIndex === 0 ? 0 : await readStandIns(ctx, runIndex);
+	known?.set(node.name, standIns);
+	return runIndex - standIns;
+}
+
+async function readStandIns(ctx: IExecuteFunctions, runIndex: number): Promise<number> {
 	const executionId = ctx.getExecutionId();
 	const node = ctx.getNode();
 	try {
 		const saved = await ctx.getExecutionDataById(executionId);
 		if (!saved) throw new Error(`execution ${executionId} was not found`);
-		return replayedRunIndex(saved.resultData?.runData?.[node.name], runIndex);
+		return runIndex - replayedRunIndex(saved.resultData?.runData?.[node.name], runIndex);
 	} catch (error) {
 		throw new NodeOperationError(node, `Task Ledger: could not read this Retry's saved run data, so nothing was sent`, {
 			description:

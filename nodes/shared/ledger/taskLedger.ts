@@ -696,7 +696,9 @@ export class TaskLedger {
 			const leaseUntil = Date.now() + LEASE_MS;
 			const [claimed] = await this.table.update(BY_CLAIM, { id: row.id, claims: row.claims }, {
 				item_key: this.keys[itemIndex],
-				detail: JSON.stringify({ ...detailOf(row), item_index: itemIndex }),
+				// Under this run's node name: whether the task went on is read from this run's saved data by that name (a
+				// Retry with the node renamed since read the old name, found nothing, and Recover listed a delivered task).
+				detail: JSON.stringify({ ...detailOf(row), item_index: itemIndex, node_name: this.scope.nodeName }),
 				execution_id: this.scope.executionId,
 				claims: row.claims + 1,
 				lease_until: leaseUntil,
