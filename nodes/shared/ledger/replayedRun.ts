@@ -15,7 +15,7 @@ import type { IExecuteFunctions, ITaskData } from 'n8n-workflow';
  * after the node finished). The Retry's run replays the crashed execution's run `runIndex` minus the stand-ins
  * before it (only one per node: recovery writes a node's run data once).
  */
-export function replayedRunIndex(runs: ITaskData[] | undefined, runIndex: number): number {
+function replayedRunIndex(runs: ITaskData[] | undefined, runIndex: number): number {
 	const standIns = (runs ?? []).slice(0, runIndex).filter(isStandIn).length;
 	return runIndex - standIns;
 }
