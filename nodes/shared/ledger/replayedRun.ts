@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { IExecuteFunctions, ITaskData } from 'n8n-workflow';
 
-/**
+/*
  * Which run of the node a Retry replays: the ledger's `run_key` must name the crashed execution's run, whatever run
  * index n8n gives the Retry's.
  *
@@ -13,11 +13,12 @@ import type { IExecuteFunctions, ITaskData } from 'n8n-workflow';
  * sent its 20 items before the worker died is run 1 in the Retry, while its rows say run 0: the Retry found no row
  * of its own and paid all 20 again (found by bench:scale's queue case on a loaded machine, where the kill came just
  * after the node finished). The Retry's run replays the crashed execution's run `runIndex` minus the stand-ins
- * before it (only one per node: recovery writes a node's run data once).
+ * before it.
  */
-function replayedRunIndex(runs: ITaskData[] | undefined, runIndex: number): number {
-	const standIns = (runs ?? []).slice(0, runIndex).filter(isStandIn).length;
-	return runIndex - standIns;
+
+/** How many of the node's runs before `runIndex` are stand-ins (one at most: recovery writes a node's run data once). */
+function standInsBefore(runs: ITaskData[] | undefined, runIndex: number): number {
+	return (runs ?? []).slice(0, runIndex).filter(isStandIn).length;
 }
 
 /**
@@ -68,7 +69,7 @@ async function readStandIns(ctx: IExecuteFunctions, runIndex: number): Promise<n
 	try {
 		const saved = await ctx.getExecutionDataById(executionId);
 		if (!saved) throw new Error(`execution ${executionId} was not found`);
-		return runIndex - replayedRunIndex(saved.resultData?.runData?.[node.name], runIndex);
+		return standInsBefore(saved.resultData?.runData?.[node.name], runIndex);
 	} catch (error) {
 		throw new NodeOperationError(node, `Task Ledger: could not read this Retry's saved run data, so nothing was sent`, {
 			description:
