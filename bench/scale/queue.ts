@@ -143,6 +143,21 @@ export function queueLedger(env: NodeJS.ProcessEnv = process.env): boolean {
 }
 
 /**
+ * SCALE_QUEUE_ENV: n8n settings for the main and the workers of case 2 (`KEY=value,KEY=value`), e.g.
+ * DB_POSTGRESDB_POOL_SIZE=10; the rows' details name them.
+ */
+export function queueEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+	const pairs = (env.SCALE_QUEUE_ENV ?? '').split(',').map((pair) => pair.trim()).filter(Boolean);
+	return Object.fromEntries(
+		pairs.map((pair) => {
+			const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(pair);
+			if (!match) throw new Error(`SCALE_QUEUE_ENV: KEY=value pairs separated by commas, not ${pair}`);
+			return [match[1], match[2]];
+		}),
+	);
+}
+
+/**
  * The workflow's executions, read in PostgreSQL (n8n's REST list pages at most 100 at a time, by cursor). Not the
  * task ledger's sub-workflow runs (mode `integrated`, the workflow's id), nor what n8n deleted.
  */
@@ -201,6 +216,7 @@ export async function runQueue(
 	rateLimit = config.queue.rateLimit,
 ): Promise<QueueRun> {
 	const { executions, itemsPerExecution, taskSeconds, concurrency } = config.queue;
+	env = { ...queueEnv(), ...env };
 	let workflowId = '';
 	let recoverId = '';
 	const { cluster, second } = await startTwoWorkers(mock, concurrency, {
