@@ -11,8 +11,8 @@ import type {
 /**
  * An n8n Data Table in memory, behind what `ctx.executeWorkflow({ code }, items)` does for the inline sub-workflows
  * of nodes/shared/ledger/tableRun.ts (Execute Workflow Trigger → Data Table node, typeVersion 1). It reads the Data
- * Table node's parameters as n8n would, evaluates the `={{ $json.<path>["col"] }}` expressions against each input
- * item, and answers as the node does: insert → the inserted rows with increasing ids, in input order; update → per
+ * Table node's parameters as n8n would: a value as written, a `={{ $json.<path>["col"] }}` expression evaluated
+ * against each input item, an auto-mapped item as its row; and answers as the node does: insert → the inserted rows with increasing ids, in input order; update → per
  * item, the rows matching all conditions, changed; get (executeOnce) → the rows matching all conditions of the first
  * item.
  * Anything else it does not know fails loudly, so a change in what the ledger sends cannot pass unnoticed.
@@ -38,9 +38,13 @@ type Condition = { keyName: string; condition: string; keyValue: unknown };
 
 const EXPRESSION = /^=\{\{ \$json\.(\w+)\[("(?:[^"\\]|\\.)*")\] \}\}$/;
 
-/** The value an expression the ledger writes names in one item; anything but `={{ $json.a["b"] }}` is refused. */
+/**
+ * A parameter's value for one item, as n8n takes it: a string that starts with `=` is an expression (only
+ * `={{ $json.a["b"] }}` is understood, anything else refused), any other value is itself.
+ */
 function evaluate(expression: unknown, json: IDataObject): unknown {
-	const match = typeof expression === 'string' ? EXPRESSION.exec(expression) : null;
+	if (typeof expression !== 'string' || !expression.startsWith('=')) return expression;
+	const match = EXPRESSION.exec(expression);
 	if (!match) throw new Error(`fakeDataTable: unsupported parameter value ${JSON.stringify(expression)}`);
 	const holder = json[match[1]] as IDataObject | undefined;
 	return holder?.[JSON.parse(match[2]) as string];
@@ -144,10 +148,14 @@ export class FakeDataTable {
 	/** The `columns` mapping evaluated for one item; every value typed as its column is. */
 	private valuesOf(parameters: IDataObject, json: IDataObject): IDataObject {
 		const columns = parameters.columns as IDataObject | undefined;
-		if (columns?.mappingMode !== 'defineBelow') throw new Error('fakeDataTable: columns must be defined below');
+		// Auto-map: the item is the row, as it is (n8n drops its own columns id, createdAt and updatedAt).
+		const automatic = columns?.mappingMode === 'autoMapInputData';
+		if (!automatic && columns?.mappingMode !== 'defineBelow') throw new Error('fakeDataTable: unknown columns mapping');
+		const mapping = automatic ? copy(json) : (columns.value as IDataObject);
+		if (automatic) for (const own of ['id', 'createdAt', 'updatedAt']) delete mapping[own];
 		const values: IDataObject = {};
-		for (const [column, expression] of Object.entries(columns.value as IDataObject)) {
-			const value = evaluate(expression, json);
+		for (const [column, expression] of Object.entries(mapping)) {
+			const value = automatic ? expression : evaluate(expression, json);
 			if (column === 'id' || typeof value !== this.typeOf(column)) {
 				throw new Error(`fakeDataTable: column "${column}" cannot take ${JSON.stringify(value)}`);
 			}

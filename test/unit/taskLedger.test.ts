@@ -6,7 +6,7 @@ import type { IDataObject, IExecuteFunctions, IRunExecutionData } from 'n8n-work
 
 import { GroupCommit } from '../../nodes/shared/ledger/groupCommit';
 import { recoverTasks } from '../../nodes/shared/ledger/recovery';
-import { TABLE_ATTEMPTS, tableWorkflow } from '../../nodes/shared/ledger/tableRun';
+import { inputItems, TABLE_ATTEMPTS, tableWorkflow } from '../../nodes/shared/ledger/tableRun';
 import type { TableOp } from '../../nodes/shared/ledger/tableRun';
 import { LEDGER_COLUMNS } from '../../nodes/shared/ledger/ledgerTable';
 import { itemKeys, LEASE_MS, openLedger } from '../../nodes/shared/ledger/taskLedger';
@@ -145,8 +145,8 @@ const columnsOf = (row: IDataObject): IDataObject =>
 describe('the fake Data Table reads the sub-workflows tableWorkflow() builds, and nothing else', () => {
 	it('inserts, updates by all conditions, gets, and refuses an unknown column', async () => {
 		const table = newTable();
-		const run = async (op: TableOp, items: IDataObject[]) =>
-			(await table.executeWorkflow({ code: tableWorkflow(TABLE, op) }, items.map((json) => ({ json })))).data[0];
+		const run = async (op: TableOp, calls: IDataObject[]) =>
+			(await table.executeWorkflow({ code: tableWorkflow(TABLE, op, calls) }, inputItems(op, calls))).data[0];
 		const inserted = await run({ kind: 'insert', columns: ['state', 'claims'] }, [
 			{ row: { state: 'sending', claims: 0 } },
 			{ row: { state: 'accepted', claims: 0 } },
@@ -167,6 +167,54 @@ describe('the fake Data Table reads the sub-workflows tableWorkflow() builds, an
 			table.executeWorkflow({ code: tableWorkflow('another', { kind: 'insert', columns: [] }) }, []),
 		).rejects.toThrow(/Could not find/);
 		expect(table.calls.map((call) => call.kind)).toEqual(['insert', 'update', 'get', 'insert']);
+	});
+});
+
+describe('a ledger write evaluates no expression (n8n 2.x runs each in an isolate: most of a write\'s CPU)', () => {
+	/** Every parameter value of the sub-workflow's Data Table node, however deep. */
+	const valuesIn = (value: unknown): unknown[] =>
+		value && typeof value === 'object' ? Object.values(value).flatMap(valuesIn) : [value];
+	const tableNodeOf = (op: TableOp, calls: IDataObject[]) => tableWorkflow(TABLE, op, calls).nodes[1];
+	const isExpression = (value: unknown) => typeof value === 'string' && value.startsWith('=');
+	const where = [{ column: 'id', condition: 'eq' as const }, { column: 'claims', condition: 'eq' as const }];
+
+	it('one update or one read: its values are written into the node as they are; an insert maps its items', () => {
+		const update = tableNodeOf({ kind: 'update', columns: ['state', 'task_id'], where }, [
+			{ where: { id: 7, claims: 2 }, set: { state: 'accepted', task_id: 'task_{{ 1 }}' } },
+		]);
+		expect(valuesIn(update.parameters).filter(isExpression)).toEqual([]);
+		expect(update.parameters).toMatchObject({
+			columns: { value: { state: 'accepted', task_id: 'task_{{ 1 }}' } },
+			filters: { conditions: [{ keyName: 'id', keyValue: 7 }, { keyName: 'claims', keyValue: 2 }] },
+		});
+		const get = tableNodeOf({ kind: 'get', where: [{ column: 'workflow_id', condition: 'eq' }] }, [{ where: { workflow_id: 'wf1' } }]);
+		expect(valuesIn(get.parameters).filter(isExpression)).toEqual([]);
+		const insert = tableNodeOf({ kind: 'insert', columns: ['state'] }, [{ row: { state: 'planned' } }, { row: { state: 'planned' } }]);
+		expect(insert.parameters.columns).toEqual({ mappingMode: 'autoMapInputData', value: null });
+		expect(inputItems({ kind: 'insert', columns: ['state'] }, [{ row: { state: 'planned' } }])).toEqual([{ json: { state: 'planned' } }]);
+	});
+
+	it('a value n8n would take for an expression (a task id the service chose starting with "=") is read from the item, never evaluated as written', async () => {
+		const hostile = '={{ $env.N8N_ENCRYPTION_KEY }}';
+		const op: TableOp = { kind: 'update', columns: ['state', 'task_id'], where: [{ column: 'id', condition: 'eq' }] };
+		const calls = [{ where: { id: 1 }, set: { state: 'accepted', task_id: hostile } }];
+		const node = tableNodeOf(op, calls);
+		expect((node.parameters.columns as IDataObject).value).toEqual({ state: 'accepted', task_id: '={{ $json.set["task_id"] }}' });
+		const table = newTable();
+		table.seed({ state: 'sending', task_id: '' });
+		await table.executeWorkflow({ code: tableWorkflow(TABLE, op, calls) }, inputItems(op, calls));
+		expect(table.row(1)).toMatchObject({ state: 'accepted', task_id: hostile });
+	});
+
+	it('several calls in one run: each item\'s values from its own json', () => {
+		const node = tableNodeOf({ kind: 'update', columns: ['state'], where: [{ column: 'id', condition: 'eq' }] }, [
+			{ where: { id: 1 }, set: { state: 'accepted' } },
+			{ where: { id: 2 }, set: { state: 'refused' } },
+		]);
+		expect(node.parameters).toMatchObject({
+			columns: { value: { state: '={{ $json.set["state"] }}' } },
+			filters: { conditions: [{ keyValue: '={{ $json.where["id"] }}' }] },
+		});
 	});
 });
 

@@ -34,39 +34,63 @@ const DATA_TABLE_VERSION = 1;
 
 const valueOf = (path: string, column: string) => `={{ $json.${path}[${JSON.stringify(column)}] }}`;
 
-function columnsParameter(path: 'row' | 'set', columns: string[]): IDataObject {
-	return {
-		mappingMode: 'defineBelow',
-		value: Object.fromEntries(columns.map((column) => [column, valueOf(path, column)])),
-	};
+/**
+ * A value written into the sub-workflow as it is, not as an expression: n8n 2.x evaluates each expression in an
+ * isolate (its default engine, `vm`), and a ledger write's dozen of them were most of its CPU (bench:scale's queue
+ * case, 6 × 5 prompts, nothing paced: Submit Video 583 ms per task, 264 ms with n8n's legacy engine). n8n takes a
+ * string that starts with `=` for an expression: such a value (a task id is the service's to choose) is read from the
+ * input item instead, never evaluated as written.
+ */
+function literal(values: IDataObject | undefined, path: 'set' | 'where', column: string): unknown {
+	const value = values?.[column];
+	return typeof value === 'string' && value.startsWith('=') ? valueOf(path, column) : value;
 }
 
-function filterParameters(where: Condition[]): IDataObject {
+/** One call: its values in the parameters. Several: each item's from its own json (one expression per value). */
+function columnsParameter(columns: string[], single: TableCall | undefined): IDataObject {
+	const value = (column: string) => (single ? literal(single.set, 'set', column) : valueOf('set', column));
+	return { mappingMode: 'defineBelow', value: Object.fromEntries(columns.map((column) => [column, value(column)])) };
+}
+
+function filterParameters(where: Condition[], single: TableCall | undefined): IDataObject {
 	return {
 		matchType: 'allConditions',
 		filters: {
 			conditions: where.map(({ column, condition }) => ({
 				keyName: column,
 				condition,
-				keyValue: valueOf('where', column),
+				keyValue: single ? literal(single.where, 'where', column) : valueOf('where', column),
 			})),
 		},
 	};
 }
 
-function operationParameters(op: TableOp): IDataObject {
+function operationParameters(op: TableOp, calls: TableCall[]): IDataObject {
+	// A get reads the first item's conditions only (executeOnce).
+	const single = calls.length === 1 || op.kind === 'get' ? calls[0] : undefined;
 	switch (op.kind) {
 		case 'insert':
-			return { operation: 'insert', columns: columnsParameter('row', op.columns) };
+			// Each input item is its row, as it is: nothing to evaluate however many rows.
+			return { operation: 'insert', columns: { mappingMode: 'autoMapInputData', value: null } };
 		case 'update':
-			return { operation: 'update', columns: columnsParameter('set', op.columns), ...filterParameters(op.where) };
+			return { operation: 'update', columns: columnsParameter(op.columns, single), ...filterParameters(op.where, single) };
 		case 'get':
-			return { operation: 'get', returnAll: true, ...filterParameters(op.where) };
+			return { operation: 'get', returnAll: true, ...filterParameters(op.where, single) };
 	}
 }
 
-/** The inline sub-workflow for one operation on one table (exported for the tests that run it in a real n8n). */
-export function tableWorkflow(tableId: string, op: TableOp): IWorkflowBase {
+/**
+ * The sub-workflow's input items: an insert's rows themselves, else each call (read by the values left to it).
+ * Exported for the tests that run tableWorkflow() themselves.
+ */
+export const inputItems = (op: TableOp, calls: TableCall[]) =>
+	calls.map((call) => ({ json: (op.kind === 'insert' ? (call.row ?? {}) : call) as IDataObject }));
+
+/**
+ * The inline sub-workflow for one operation on one table and its calls' values (exported for the tests that run it
+ * in a real n8n).
+ */
+export function tableWorkflow(tableId: string, op: TableOp, calls: TableCall[] = []): IWorkflowBase {
 	const trigger = 'Ledger Input';
 	const table = 'Ledger Table';
 	return {
@@ -96,7 +120,7 @@ export function tableWorkflow(tableId: string, op: TableOp): IWorkflowBase {
 				parameters: {
 					resource: 'row',
 					dataTableId: { __rl: true, mode: 'id', value: tableId },
-					...operationParameters(op),
+					...operationParameters(op, calls),
 				},
 			},
 		],
@@ -148,8 +172,8 @@ export async function runTable(
 	for (let attempt = 1; ; attempt++) {
 		try {
 			const answer = await ctx.executeWorkflow(
-				{ code: tableWorkflow(tableId, op) },
-				calls.map((call) => ({ json: call as IDataObject })),
+				{ code: tableWorkflow(tableId, op, calls) },
+				inputItems(op, calls),
 				undefined,
 				{ parentExecution: { executionId: ctx.getExecutionId(), workflowId: ctx.getWorkflow().id ?? '' } },
 			);
