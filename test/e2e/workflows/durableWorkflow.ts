@@ -14,6 +14,8 @@ export interface DurableWorkflowOptions {
 	credential?: { id: string; name: string };
 	/** The Wait node's seconds instead of the example's 70 (the node keeps its name). */
 	waitSeconds?: number;
+	/** Its seconds from its second run on (the loop's later rounds), when they differ from the first. */
+	laterWaitSeconds?: number;
 }
 
 export function durableWebhookWorkflow(options: DurableWorkflowOptions): ExampleWorkflow {
@@ -45,7 +47,8 @@ export function durableWebhookWorkflow(options: DurableWorkflowOptions): Example
 	}
 	if (options.waitSeconds !== undefined) {
 		const wait = copy.nodes.find((node) => node.type === 'n8n-nodes-base.wait')!;
-		wait.parameters.amount = options.waitSeconds;
+		const { waitSeconds: first, laterWaitSeconds: later } = options;
+		wait.parameters.amount = later === undefined ? first : `={{ $runIndex === 0 ? ${first} : ${later} }}`;
 	}
 	return copy;
 }
