@@ -43,6 +43,10 @@ const EXPRESSION = /^=\{\{ \$json\.(\w+)\[("(?:[^"\\]|\\.)*")\] \}\}$/;
  * `={{ $json.a["b"] }}` is understood, anything else refused), any other value is itself.
  */
 function evaluate(expression: unknown, json: IDataObject): unknown {
+	if (expression === null || expression === undefined || typeof expression === 'object') {
+		// n8n fills a missing value with the parameter's default and evaluates what an object holds: never sent.
+		throw new Error(`fakeDataTable: unsupported literal ${JSON.stringify(expression)}`);
+	}
 	if (typeof expression !== 'string' || !expression.startsWith('=')) return expression;
 	const match = EXPRESSION.exec(expression);
 	if (!match) throw new Error(`fakeDataTable: unsupported parameter value ${JSON.stringify(expression)}`);

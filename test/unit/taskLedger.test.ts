@@ -6,7 +6,7 @@ import type { IDataObject, IExecuteFunctions, IRunExecutionData } from 'n8n-work
 
 import { GroupCommit } from '../../nodes/shared/ledger/groupCommit';
 import { recoverTasks } from '../../nodes/shared/ledger/recovery';
-import { inputItems, TABLE_ATTEMPTS, tableWorkflow } from '../../nodes/shared/ledger/tableRun';
+import { inputItems, runTable, TABLE_ATTEMPTS, tableWorkflow } from '../../nodes/shared/ledger/tableRun';
 import type { TableOp } from '../../nodes/shared/ledger/tableRun';
 import { LEDGER_COLUMNS } from '../../nodes/shared/ledger/ledgerTable';
 import { itemKeys, LEASE_MS, openLedger } from '../../nodes/shared/ledger/taskLedger';
@@ -204,6 +204,42 @@ describe('a ledger write evaluates no expression (n8n 2.x runs each in an isolat
 		table.seed({ state: 'sending', task_id: '' });
 		await table.executeWorkflow({ code: tableWorkflow(TABLE, op, calls) }, inputItems(op, calls));
 		expect(table.row(1)).toMatchObject({ state: 'accepted', task_id: hostile });
+	});
+
+	it('a condition starting with "=", and anything but a plain string, number or boolean, is read from the item', async () => {
+		const hostile = '={{ $env.HOME }}';
+		const table = newTable();
+		table.seed({ workflow_id: hostile, state: 'accepted' });
+		const op: TableOp = { kind: 'get', where: [{ column: 'workflow_id', condition: 'eq' }] };
+		const calls = [{ where: { workflow_id: hostile } }];
+		expect(tableNodeOf(op, calls).parameters).toMatchObject({
+			filters: { conditions: [{ keyValue: '={{ $json.where["workflow_id"] }}' }] },
+		});
+		const rows = (await table.executeWorkflow({ code: tableWorkflow(TABLE, op, calls) }, inputItems(op, calls))).data[0];
+		expect(rows).toHaveLength(1);
+		// n8n would evaluate a `=` string inside an object, and fill a missing condition with '' (matching empty ids).
+		for (const odd of [{ a: hostile }, null, undefined, Number.NaN]) {
+			const node = tableNodeOf({ kind: 'update', columns: ['state'], where: [{ column: 'id', condition: 'eq' }] }, [
+				{ where: { id: odd } as IDataObject, set: { state: odd } as IDataObject },
+			]);
+			expect(node.parameters).toMatchObject({
+				columns: { value: { state: '={{ $json.set["state"] }}' } },
+				filters: { conditions: [{ keyValue: '={{ $json.where["id"] }}' }] },
+			});
+		}
+	});
+
+	it('an insert stores its row as it is, the op\'s columns only; a table ID that starts with "=" is refused', async () => {
+		const table = newTable();
+		const row = { state: 'accepted', task_id: '={{ $env.N8N_ENCRYPTION_KEY }}', claims: 0, colour: 'red' };
+		const op: TableOp = { kind: 'insert', columns: ['state', 'task_id', 'claims'] };
+		expect(valuesIn(tableNodeOf(op, [{ row }]).parameters).filter(isExpression)).toEqual([]);
+		await table.executeWorkflow({ code: tableWorkflow(TABLE, op, [{ row }]) }, inputItems(op, [{ row }]));
+		expect(table.row(1)).toMatchObject({ state: 'accepted', task_id: row.task_id, claims: 0 });
+		expect(table.row(1)).not.toHaveProperty('colour');
+		const ctx = { getNode: () => ({ name: 'Generate' }), executeWorkflow: jest.fn() } as unknown as IExecuteFunctions;
+		await expect(runTable(ctx, '={{ $json.table }}', op, [{ row }])).rejects.toThrow(/never starts with "="/);
+		expect(ctx.executeWorkflow).not.toHaveBeenCalled();
 	});
 
 	it('several calls in one run: each item\'s values from its own json', () => {

@@ -16,7 +16,7 @@ export interface Condition {
 }
 
 export type TableOp =
-	/** Inserts each input item's `row`; answers the inserted rows (with their `id`), in input order. */
+	/** Inserts each input item's `row` (its `columns`); answers the inserted rows (with their `id`), in input order. */
 	| { kind: 'insert'; columns: string[] }
 	/** Per input item: sets `set`'s columns on the rows matching all `where` conditions; answers the changed rows. */
 	| { kind: 'update'; columns: string[]; where: Condition[] }
@@ -38,12 +38,17 @@ const valueOf = (path: string, column: string) => `={{ $json.${path}[${JSON.stri
  * A value written into the sub-workflow as it is, not as an expression: n8n 2.x evaluates each expression in an
  * isolate (its default engine, `vm`), and a ledger write's dozen of them were most of its CPU (bench:scale's queue
  * case, 6 × 5 prompts, nothing paced: Submit Video 583 ms per task, 264 ms with n8n's legacy engine). n8n takes a
- * string that starts with `=` for an expression: such a value (a task id is the service's to choose) is read from the
- * input item instead, never evaluated as written.
+ * string that starts with `=` for an expression: such a value (a task id is the service's to choose), and anything but
+ * a plain string, number or boolean, is read from the input item instead, never evaluated as written.
  */
 function literal(values: IDataObject | undefined, path: 'set' | 'where', column: string): unknown {
 	const value = values?.[column];
-	return typeof value === 'string' && value.startsWith('=') ? valueOf(path, column) : value;
+	// Only a plain value: n8n would evaluate a `=` string nested in an object, and fills a missing condition with ''.
+	const plain =
+		(typeof value === 'string' && !value.startsWith('=')) ||
+		(typeof value === 'number' && Number.isFinite(value)) ||
+		typeof value === 'boolean';
+	return plain ? value : valueOf(path, column);
 }
 
 /** One call: its values in the parameters. Several: each item's from its own json (one expression per value). */
@@ -84,7 +89,11 @@ function operationParameters(op: TableOp, calls: TableCall[]): IDataObject {
  * Exported for the tests that run tableWorkflow() themselves.
  */
 export const inputItems = (op: TableOp, calls: TableCall[]) =>
-	calls.map((call) => ({ json: (op.kind === 'insert' ? (call.row ?? {}) : call) as IDataObject }));
+	calls.map((call) => ({ json: op.kind === 'insert' ? rowOf(op.columns, call) : (call as IDataObject) }));
+
+/** An insert's row: the op's columns only (auto-mapping would send any other key, and fail on it). */
+const rowOf = (columns: string[], call: TableCall): IDataObject =>
+	Object.fromEntries(columns.map((column) => [column, call.row?.[column]]));
 
 /**
  * The inline sub-workflow for one operation on one table and its calls' values (exported for the tests that run it
@@ -169,6 +178,8 @@ export async function runTable(
 	op: TableOp,
 	calls: TableCall[],
 ): Promise<IDataObject[]> {
+	// Written into the sub-workflow as it is: n8n would evaluate an id that starts with `=` (from an expression's value).
+	if (tableId.startsWith('=')) throw tableError(ctx, tableId, op, 'a Data Table ID never starts with "="', '');
 	for (let attempt = 1; ; attempt++) {
 		try {
 			const answer = await ctx.executeWorkflow(
