@@ -35,11 +35,12 @@ const DATA_TABLE_VERSION = 1;
 const valueOf = (path: string, column: string) => `={{ $json.${path}[${JSON.stringify(column)}] }}`;
 
 /**
- * A value written into the sub-workflow as it is, not as an expression: n8n 2.x evaluates each expression in an
- * isolate (its default engine, `vm`), and a ledger write's dozen of them were most of its CPU (bench:scale's queue
- * case, 6 × 5 prompts, nothing paced: Submit Video 583 ms per task, 264 ms with n8n's legacy engine). n8n takes a
- * string that starts with `=` for an expression: such a value (a task id is the service's to choose), and anything but
- * a plain string, number or boolean, is read from the input item instead, never evaluated as written.
+ * A value written into the sub-workflow as it is, not as an expression: n8n 2.x evaluates expressions in isolates
+ * (its default engine, `vm`), and an execution that evaluates none needs no isolate when n8n acquires them lazily
+ * (N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE): building one per write was most of a write's CPU (docs/queue-mode.md, What to
+ * set). n8n takes a string that starts with `=` for an expression: such a value (a task id is the service's to
+ * choose), and anything but a plain string, number or boolean, is read from the input item instead, never evaluated
+ * as written.
  */
 function literal(values: IDataObject | undefined, path: 'set' | 'where', column: string): unknown {
 	const value = values?.[column];
