@@ -12,9 +12,9 @@ import type {
  * An n8n Data Table in memory, behind what `ctx.executeWorkflow({ code }, items)` does for the inline sub-workflows
  * of nodes/shared/ledger/tableRun.ts (Execute Workflow Trigger → Data Table node, typeVersion 1). It reads the Data
  * Table node's parameters as n8n would: a value as written, a `={{ $json.<path>["col"] }}` expression evaluated
- * against each input item, an auto-mapped item as its row; and answers as the node does: insert → the inserted rows with increasing ids, in input order; update → per
- * item, the rows matching all conditions, changed; get (executeOnce) → the rows matching all conditions of the first
- * item.
+ * against each input item, an auto-mapped item as its row; and answers as the node does: insert → the inserted rows
+ * with increasing ids, in input order; update → per item, the rows matching all conditions, changed; get
+ * (executeOnce) → the rows matching all conditions of the first item.
  * Anything else it does not know fails loudly, so a change in what the ledger sends cannot pass unnoticed.
  */
 
