@@ -27,6 +27,7 @@
  * service. On a shared machine run the whole file under the e2e lock (`flock /tmp/gg-e2e.lock npm run test:release`):
  * it starts a real n8n, and its three jobs keep both cores busy.
  */
+import { execFileSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -178,9 +179,55 @@ function runOnce(plan: JobPlan, clone: string, env: NodeJS.ProcessEnv, step: Run
 		timings.push(`${plan.label.padEnd(14)}      -         ${step.label}  (the same tests on Node ${plan.node}: taken from the job that ran them)`);
 		return earlier;
 	}
+	const fromNpmTest = plan.node === '20' ? npmTestRan(clone, script) : undefined;
+	if (fromNpmTest) {
+		timings.push(`${plan.label.padEnd(14)}      -         ${step.label}  (${fromNpmTest.stdout})`);
+		testRuns.set(key, Promise.resolve(fromNpmTest));
+		return Promise.resolve(fromNpmTest);
+	}
 	const run = runStep(clone, env, step, plan.label);
 	testRuns.set(key, run);
 	return run;
+}
+
+/**
+ * .ci/run's `npm test` already ran these very tests on this machine's Node 20, on this commit, a few minutes before
+ * (GEN_GATEWAY_REHEARSAL_NPM_TEST: its jest results). The Node 20 leg then takes them from there, as the second job
+ * takes the first one's, instead of running them a third time; only when every file the step would run passed there,
+ * on a checkout with nothing uncommitted, in a jest run that began after the commit. Anything else runs the step.
+ */
+function npmTestRan(clone: string, script: string): StepResult | undefined {
+	const file = process.env.GEN_GATEWAY_REHEARSAL_NPM_TEST;
+	if (!file || !fs.existsSync(file) || !process.versions.node.startsWith('20.')) return undefined;
+	const folders = script.replace(TEST_STEP, '').trim().split(/\s+/);
+	if (folders.length === 0 || folders.some((folder) => !/^test\/[\w-]+$/.test(folder))) return undefined;
+	const git = (args: string[]) => execFileSync('git', args, { cwd: REPO_ROOT, encoding: 'utf8' });
+	if (git(['status', '--porcelain']).trim() !== '') return undefined;
+	const committedAt = Number(git(['log', '-1', '--format=%ct'])) * 1000;
+	const results = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+		startTime: number;
+		testResults: Array<{ name: string; status: string; assertionResults: Array<{ status: string }> }>;
+	};
+	if (!(results.startTime >= committedAt)) return undefined;
+	const passed = new Map(results.testResults.map((result) => [path.relative(REPO_ROOT, result.name), result]));
+	const files = folders.flatMap((folder) => testFiles(path.join(clone, folder)).map((test) => path.relative(clone, test)));
+	const missing = files.filter((test) => {
+		const result = passed.get(test);
+		return !result || result.status !== 'passed' || result.assertionResults.some((assertion) => assertion.status === 'failed');
+	});
+	if (files.length === 0 || missing.length > 0) return undefined;
+	const tests = files.reduce((sum, test) => sum + passed.get(test)!.assertionResults.length, 0);
+	const stdout = `the same ${files.length} files (${tests} tests) on Node 20 at this commit: taken from npm test's run`;
+	return { label: script, exitCode: 0, signal: null, stdout, stderr: '', durationMs: 0 };
+}
+
+/** Every jest test file under a folder (jest.config.js: `*.test.ts`). */
+function testFiles(folder: string): string[] {
+	return fs.readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
+		const full = path.join(folder, entry.name);
+		if (entry.isDirectory()) return testFiles(full);
+		return entry.name.endsWith('.test.ts') ? [full] : [];
+	});
 }
 
 /** Runs the steps in order, stopping at the first failure (as a job does) or before `stopBefore`. */

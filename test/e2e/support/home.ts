@@ -53,6 +53,11 @@ export interface CredentialImport {
 	data: Record<string, unknown>;
 }
 
+/** What `n8n execute-batch --output` writes: one entry per workflow run. */
+interface BatchSummary {
+	executions: Array<{ workflowId: string; executionStatus: string; error?: string }>;
+}
+
 export interface ExecuteResult extends ProcessResult {
 	/** The run n8n printed (IRun: data.resultData.runData, status, ...), or undefined if it printed none. */
 	json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -177,8 +182,8 @@ export class N8nHome {
 			...extraEnv,
 		});
 		this.record(`\n$ n8n ${args.join(' ')}\n`);
-		// `n8n execute` is a workflow run (plus a cold n8n start); imports and updates are set-up.
-		return await timed(args[0] === 'execute' ? 'run' : 'cli', `n8n ${args[0]}`, () =>
+		// `n8n execute` and `execute-batch` are workflow runs (plus a cold n8n start); imports and updates are set-up.
+		return await timed(args[0].startsWith('execute') ? 'run' : 'cli', `n8n ${args[0]}`, () =>
 			runProcess(this.install.n8nBin, args, {
 				cwd: this.dir,
 				env,
@@ -221,6 +226,36 @@ export class N8nHome {
 	async execute(workflowId: string, timeoutMs = 180_000): Promise<ExecuteResult> {
 		const result = await this.cli(['execute', `--id=${workflowId}`, '--rawOutput'], timeoutMs);
 		return { ...result, json: parseRun(result.stdout) };
+	}
+
+	/**
+	 * Several workflows run one after another by one n8n process (`n8n execute-batch`): one cold start instead of one
+	 * per `n8n execute`. Each workflow's result is shaped as `execute` gives it: `json` is its run (n8n's snapshot of
+	 * it, written only for a run that succeeded), else undefined with exit code 1 and n8n's error for it in `stdout`.
+	 * Nothing is run again (`--retries=0`: a paid request must not be resent by the test's own tool). n8n takes only
+	 * ids with a digit in them (`/\d+/`): any other id is refused here instead of being skipped in silence.
+	 */
+	async executeBatch(workflowIds: string[], timeoutMs = 600_000): Promise<Map<string, ExecuteResult>> {
+		const odd = workflowIds.filter((id) => !/\d/.test(id));
+		if (odd.length > 0) throw new Error(`n8n execute-batch skips ids without a digit: ${odd.join(', ')}`);
+		const dir = fs.mkdtempSync(path.join(this.dir, 'batch-'));
+		const summaryFile = path.join(dir, 'summary.json');
+		try {
+			const args = ['execute-batch', `--ids=${workflowIds.join(',')}`, `--snapshot=${dir}`, `--output=${summaryFile}`, '--retries=0'];
+			const batch = await this.cli(args, timeoutMs);
+			const summary = fs.existsSync(summaryFile) ? (JSON.parse(fs.readFileSync(summaryFile, 'utf8')) as BatchSummary) : undefined;
+			const results = new Map<string, ExecuteResult>();
+			for (const id of workflowIds) {
+				const snapshot = path.join(dir, `${id}-snapshot.json`);
+				const json = fs.existsSync(snapshot) ? JSON.parse(fs.readFileSync(snapshot, 'utf8')) : undefined;
+				const outcome = summary?.executions.find((execution) => execution.workflowId === id);
+				const note = `\nexecute-batch: workflow ${id}: ${outcome ? `${outcome.executionStatus}${outcome.error ? `: ${outcome.error}` : ''}` : 'not run'}\n`;
+				results.set(id, { ...batch, exitCode: json ? 0 : 1, stdout: batch.stdout + note, json });
+			}
+			return results;
+		} finally {
+			fs.rmSync(dir, { recursive: true, force: true });
+		}
 	}
 
 	/** Everything every n8n process of this home printed so far (stdout and stderr, with the commands run). */
