@@ -26,7 +26,7 @@ import { FAILURE_DIR, step } from './browser/screenshots';
 import { exampleCredential, loadExample, type ExampleWorkflow } from './workflows/examples';
 import { unflatten } from './workflows/executions';
 import { logCursor, RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
-import { createN8nHome, DEFAULT_OWNER, e2eMajor, nodeType, PACKAGE_NAME, randomId, type N8nHome, type N8nServer } from './n8n';
+import { createN8nHome, DEFAULT_OWNER, e2eMajor, FRESH_CONNECTION, nodeType, PACKAGE_NAME, randomId, type N8nHome, type N8nServer } from './n8n';
 
 const FILE = 'ai-agent-video-tool.json';
 /** The OpenAI credential of the alternative route (npm start imports the same one). */
@@ -133,7 +133,7 @@ async function webhookRegistered(url: string, origin: string, timeoutMs = 120_00
 async function pollRegistered(url: string, origin: string, timeoutMs: number): Promise<void> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
-		const preflight = await fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
+		const preflight = await fetch(url, { method: 'OPTIONS', headers: { ...FRESH_CONNECTION, origin, 'access-control-request-method': 'POST' } });
 		if (preflight.status === 204 && /\bPOST\b/.test(preflight.headers.get('access-control-allow-methods') ?? '')) return;
 		if (Date.now() > deadline) throw new Error(`the chat webhook ${url} was not registered in time (${preflight.status})`);
 		await new Promise((resolve) => setTimeout(resolve, 500));
@@ -209,7 +209,7 @@ describe('AI Agent example in a real n8n: Gen Gateway Chat Model as the model, G
 		await timed('run', 'chat message', async () => {
 			const response = await fetch(url, {
 				method: 'POST',
-				headers: { 'content-type': 'application/json', ...(withCookie ? { cookie } : {}) },
+				headers: { ...FRESH_CONNECTION, 'content-type': 'application/json', ...(withCookie ? { cookie } : {}) },
 				body: JSON.stringify({ action: 'sendMessage', sessionId: randomId(12), chatInput }),
 				signal: AbortSignal.timeout(RUN_TIMEOUT - 10_000),
 			});

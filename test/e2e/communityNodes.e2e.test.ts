@@ -55,6 +55,7 @@ import {
 	createN8nHome,
 	DEFAULT_OWNER,
 	e2eMajor,
+	FRESH_CONNECTION,
 	installedPackageDir,
 	linearWorkflow,
 	nodeType,
@@ -260,7 +261,7 @@ describe('Settings → Community nodes in Chromium on n8n 2.41.1: install, updat
 			await waitForWebhook(server, DURABLE_PATH);
 			const response = await fetch(`${server.url}/webhook/${DURABLE_PATH}`, {
 				method: 'POST',
-				headers: { 'content-type': 'application/json' },
+				headers: { ...FRESH_CONNECTION, 'content-type': 'application/json' },
 				body: JSON.stringify({ prompt: DURABLE_PROMPT }),
 			});
 			expect(response.status).toBe(200);
@@ -375,7 +376,7 @@ describe('Settings → Community nodes in Chromium on n8n 2.41.1: install, updat
 			const credentials = await server.rest('GET', '/rest/credentials', { cookie });
 			expect((credentials.body.data as Array<{ id: string }>).map((credential) => credential.id)).toContain(EXAMPLE_CREDENTIAL.id);
 
-			const health = await fetch(`${server.url}/healthz`);
+			const health = await fetch(`${server.url}/healthz`, { headers: FRESH_CONNECTION });
 			expect(health.status).toBe(200);
 			expect(server.process.exitCode).toBeNull();
 		},

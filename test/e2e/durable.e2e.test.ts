@@ -24,7 +24,7 @@ import { durableWebhookWorkflow } from './workflows/durableWorkflow';
 import { exampleCredential, type ExampleWorkflow } from './workflows/examples';
 import { readExecution, waitForExecutions, waitForWebhook, type ExecutionSummary } from './workflows/executions';
 import { SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
-import { createN8nHome, randomId, type N8nHome, type N8nServer } from './n8n';
+import { createN8nHome, FRESH_CONNECTION, randomId, type N8nHome, type N8nServer } from './n8n';
 import { describeRestart, executionsToRecover, watchStartupRecovery } from './support/eventLog';
 import { killGroup } from './support/process';
 
@@ -87,7 +87,7 @@ describe('durable wait in a real n8n: Generate → Wait → Check, across a SIGK
 			for (const prompt of Object.values(PROMPTS)) {
 				const response = await fetch(`${server.url}/webhook/${WEBHOOK_PATH}`, {
 					method: 'POST',
-					headers: { 'content-type': 'application/json' },
+					headers: { ...FRESH_CONNECTION, 'content-type': 'application/json' },
 					body: JSON.stringify({ prompt }),
 				});
 				expect(response.status).toBe(200);

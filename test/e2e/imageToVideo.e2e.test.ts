@@ -12,7 +12,7 @@ import { timed } from '../timing/phases';
 import { exampleCredential, loadExample, type ExampleWorkflow } from './workflows/examples';
 import { readExecution, waitForExecutions } from './workflows/executions';
 import { RUN_TIMEOUT, SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
-import { createN8nHome, randomId, type N8nHome, type N8nServer } from './n8n';
+import { createN8nHome, FRESH_CONNECTION, randomId, type N8nHome, type N8nServer } from './n8n';
 
 const EXAMPLE = 'form-upload-to-video.json';
 const MP4_FTYP = Buffer.from('ftyp');
@@ -34,7 +34,7 @@ async function waitForForm(url: string, timeoutMs = 120_000): Promise<void> {
 async function pollForm(url: string, timeoutMs: number): Promise<void> {
 	const deadline = Date.now() + timeoutMs;
 	while (Date.now() < deadline) {
-		if ((await fetch(url)).status === 200) return;
+		if ((await fetch(url, { headers: FRESH_CONNECTION })).status === 200) return;
 		await new Promise((resolve) => setTimeout(resolve, 500));
 	}
 	throw new Error(`the production form ${url} was not registered in ${timeoutMs} ms`);

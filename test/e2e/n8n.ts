@@ -12,7 +12,7 @@ export {
 	type LogLevel,
 	type N8nHomeOptions,
 } from './support/home';
-export { DEFAULT_OWNER, type N8nServer, type Owner, type RestResponse, type ServerOptions } from './support/server';
+export { DEFAULT_OWNER, FRESH_CONNECTION, type N8nServer, type Owner, type RestResponse, type ServerOptions } from './support/server';
 export { findSecret, secretForms, type SecretHit } from './support/secrets';
 export { linearWorkflow, nodeItems, nodeJson, runError, TRIGGER_NAME, type NodeSpec } from './workflows/linear';
 export { e2eMajor, nodeType, NODE_TYPE_PREFIX, PACKAGE_NAME, REPO_ROOT } from './support/paths';

@@ -10,7 +10,7 @@ import { spawnMockProcess, type MockClient } from '../mock/process';
 import { durableWebhookWorkflow } from './workflows/durableWorkflow';
 import { listExecutions, readExecution, waitForExecutions, waitForWebhook } from './workflows/executions';
 import { SETUP_TIMEOUT, sha256, submissionsIn } from './workflows/runs';
-import { randomId } from './n8n';
+import { FRESH_CONNECTION, randomId } from './n8n';
 import { describeRestart, executionsToRecover, watchStartupRecovery } from './support/eventLog';
 import { startQueueCluster, type QueueCluster } from './queue/cluster';
 
@@ -46,7 +46,7 @@ describe('durable wait in queue mode: one worker slot, free while the video task
 			await waitForWebhook(main, DURABLE_PATH);
 			const started = await fetch(`${main.url}/webhook/${DURABLE_PATH}`, {
 				method: 'POST',
-				headers: { 'content-type': 'application/json' },
+				headers: { ...FRESH_CONNECTION, 'content-type': 'application/json' },
 				body: JSON.stringify({ prompt: LONG_PROMPT }),
 			});
 			expect(started.status).toBe(200);

@@ -8,7 +8,7 @@ import * as os from 'os';
 import * as path from 'path';
 
 import { timed } from '../../timing/phases';
-import { createN8nHome, freePort, randomId, type CredentialImport, type N8nHome, type N8nServer } from '../n8n';
+import { createN8nHome, freePort, FRESH_CONNECTION, randomId, type CredentialImport, type N8nHome, type N8nServer } from '../n8n';
 import { startService, tail, type ServiceProcess } from './process';
 import { ensureQueueServices, startPostgres, startRedis, type PostgresServer, type RedisServer } from './services';
 import { videoWebhookWorkflow, WEBHOOK_PATH } from './workflow';
@@ -147,7 +147,7 @@ async function startWorker(home: N8nHome, readyTimeoutMs: number, concurrency?: 
 			async () => {
 				if (worker.exited()) throw new Error(`n8n worker exited:\n${tail(worker.output())}`);
 				try {
-					return (await fetch(`http://127.0.0.1:${healthPort}/healthz/readiness`)).status === 200;
+					return (await fetch(`http://127.0.0.1:${healthPort}/healthz/readiness`, { headers: FRESH_CONNECTION })).status === 200;
 				} catch {
 					return false;
 				}
@@ -241,7 +241,7 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 			async () => {
 				const preflight = await fetch(webhookUrl, {
 					method: 'OPTIONS',
-					headers: { origin: main.url, 'access-control-request-method': 'POST' },
+					headers: { ...FRESH_CONNECTION, origin: main.url, 'access-control-request-method': 'POST' },
 				});
 				return preflight.status === 204 && /\bPOST\b/.test(preflight.headers.get('access-control-allow-methods') ?? '');
 			},
@@ -272,7 +272,7 @@ export async function startQueueCluster(options: QueueClusterOptions): Promise<Q
 				await timed('run', 'webhook call', async () => {
 					const response = await fetch(webhookUrl, {
 						method: 'POST',
-						headers: { 'content-type': 'application/json' },
+						headers: { ...FRESH_CONNECTION, 'content-type': 'application/json' },
 						body: JSON.stringify(body),
 						signal: AbortSignal.timeout(timeoutMs),
 					});

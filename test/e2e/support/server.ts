@@ -4,6 +4,14 @@ import { timed } from '../../timing/phases';
 import type { CredentialImport, N8nHome } from './home';
 import { freePort, killGroup, spawnGroup, tail } from './process';
 
+/**
+ * Headers for every request a test sends to n8n: a connection of its own each time. fetch keeps idle connections for
+ * reuse, n8n closes an idle one when its keep-alive timeout runs out, and a request sent on it just then fails with
+ * "SocketError: other side closed" (nodejs/undici#3492): savedWorkflows.e2e's first REST call after a test spent its
+ * time in the editor, CI 2026-11-29, five jest workers on two cores. A new loopback connection costs nothing here.
+ */
+export const FRESH_CONNECTION = { connection: 'close' } as const;
+
 export interface ServerOptions {
 	/** Port on 127.0.0.1; default a free one. */
 	port?: number;
@@ -124,6 +132,7 @@ async function startOnce(home: N8nHome, options: ServerOptions): Promise<N8nServ
 		const response = await fetch(`${url}${path}`, {
 			method,
 			headers: {
+				...FRESH_CONNECTION,
 				...(body === undefined ? {} : { 'content-type': 'application/json' }),
 				...(cookie ? { cookie } : {}),
 				...headers,

@@ -1,6 +1,6 @@
 // Executions of a running n8n server, read through its REST API (the owner's session), for the e2e tests.
 import { timed } from '../../timing/phases';
-import type { N8nServer } from '../n8n';
+import { FRESH_CONNECTION, type N8nServer } from '../n8n';
 
 /** n8n's REST API sends run data in the `flatted` format: every object and string is an index into one array. */
 export function unflatten(text: string): any { // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -84,7 +84,7 @@ async function pollWebhook(server: N8nServer, webhookPath: string, timeoutMs: nu
 	while (Date.now() < deadline) {
 		const preflight = await fetch(`${server.url}/webhook/${webhookPath}`, {
 			method: 'OPTIONS',
-			headers: { origin: server.url, 'access-control-request-method': 'POST' },
+			headers: { ...FRESH_CONNECTION, origin: server.url, 'access-control-request-method': 'POST' },
 		});
 		if (preflight.status === 204 && /\bPOST\b/.test(preflight.headers.get('access-control-allow-methods') ?? '')) return;
 		await new Promise((resolve) => setTimeout(resolve, 500));

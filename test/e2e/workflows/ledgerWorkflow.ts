@@ -2,7 +2,7 @@
 // Generate with Options → Task Ledger set from the webhook body (`body.ledger`: the Data Table's ID), waiting in process.
 import { randomUUID } from 'crypto';
 
-import { nodeType, randomId } from '../n8n';
+import { FRESH_CONNECTION, nodeType, randomId } from '../n8n';
 import type { ExecutionSummary } from './executions';
 
 export const GENERATE_NODE = 'Generate Video';
@@ -146,7 +146,7 @@ export const own = (list: ExecutionSummary[]) => list.filter((execution) => exec
 export async function postWebhook(serverUrl: string, webhookPath: string, body: unknown): Promise<number> {
 	const answer = await fetch(`${serverUrl}/webhook/${webhookPath}`, {
 		method: 'POST',
-		headers: { 'content-type': 'application/json' },
+		headers: { ...FRESH_CONNECTION, 'content-type': 'application/json' },
 		body: JSON.stringify(body),
 	});
 	return answer.status;
