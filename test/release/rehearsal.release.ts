@@ -1,7 +1,7 @@
-// Time: about 9 minutes (544 s measured beside the 1.x smoke in CI, 2026-11-28: the three jobs 417 s at once, each
-// npm ci 100-123 s, two unit and integration runs with jest's four workers of 189-202 s (Node 20, and Node 24 for
-// ci.yml and publish.yml: the same tests run once; in band they took 7 min), the override publish 16-47 s, n8n start
-// and the Video run 30 s). Not part of `npm test`: run it with `npm run test:release` (docs/releasing.md).
+// Time: about 8 minutes (480 s measured beside the 1.x smoke in CI, 2026-11-29: the three jobs 367 s at once, each
+// npm ci 184-204 s, Node 24's unit and integration tests 149 s with jest's workers (Node 20's are taken from npm
+// test's run of them at the same commit, npmTestRan), the override publish 20 s, n8n start and the Video run 33 s).
+// Not part of `npm test`: run it with `npm run test:release` (docs/releasing.md).
 /**
  * The release rehearsal: what happens between a version tag and a user's n8n, on this machine.
  *
