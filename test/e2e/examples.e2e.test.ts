@@ -50,10 +50,13 @@ function askAboutImageWorkflow(): ExampleWorkflow {
 }
 
 /**
- * The examples run here, from their Manual Trigger. Not run: form-upload-to-video.json needs a server (its form and the
- * signed URL of its upload: imageToVideo.e2e.test.ts), video-recover-paid-tasks.json a crashed run's Task Ledger,
- * ai-agent-video-tool.json a chat (agent.e2e.test.ts), video-long-task-durable-wait.json a Wait of 70 s (durable.e2e).
+ * The examples not run here: form-upload-to-video.json needs a server (its form and the signed URL of its upload:
+ * imageToVideo.e2e.test.ts), video-recover-paid-tasks.json a crashed run's Task Ledger, ai-agent-video-tool.json a chat
+ * (agent.e2e.test.ts), video-long-task-durable-wait.json a Wait of 70 s (durable.e2e.test.ts).
  */
+const RUN_ELSEWHERE = ['form-upload-to-video.json', 'video-recover-paid-tasks.json', 'ai-agent-video-tool.json', 'video-long-task-durable-wait.json'];
+
+/** The examples run here, from their Manual Trigger (and the test's own Image → Chat workflow). */
 const RUN_HERE = [
 	'list-models.json',
 	'chat.json',
@@ -113,6 +116,11 @@ describe.each(['default', 'new-api'] as const)('examples/ in a real n8n, the moc
 	afterAll(async () => {
 		await mock?.stop();
 		await home?.dispose();
+	});
+
+	it('every example is run here or named where it runs (a new example cannot go untested)', () => {
+		const files = [...examples.keys()].filter((file) => file !== 'ask-about-image');
+		expect(files.filter((file) => !RUN_ELSEWHERE.includes(file)).sort()).toEqual(RUN_HERE.filter((file) => file !== 'ask-about-image').sort());
 	});
 
 	it('every example names the credential that was imported', () => {
