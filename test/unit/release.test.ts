@@ -115,13 +115,10 @@ describe('package.json fields the gate reads', () => {
 		expect(read('eslint.config.mjs')).toBe("import { config } from '@n8n/node-cli/eslint';\n\nexport default config;\n");
 	});
 
-	it('runs lint, types, the build, the scan and the workflow lint in npm test, then jest if they passed (scripts/test.mjs)', () => {
-		expect(manifest.scripts.test).toBe('node scripts/test.mjs');
-		const runner = read('scripts/test.mjs');
-		expect(runner).toContain("const lint = lane(['lint']);");
-		expect(runner).toContain("const build = await lane(['clean', 'build']);");
-		expect(runner).toContain("await lane(['typecheck', 'scan', 'lint:workflows'])");
-		expect(runner).toContain('process.exit(failed ? failed.code : await jest(process.argv.slice(2)));');
+	it('runs lint, types, the build, the scan and the workflow lint in npm test, before jest (scripts/checks.mjs)', () => {
+		expect(manifest.scripts.test).toBe('node scripts/checks.mjs && jest');
+		const checks = read('scripts/checks.mjs');
+		expect(checks).toContain("const LANES = [['lint'], ['typecheck', 'clean', 'build', 'scan', 'lint:workflows']];");
 		expect(manifest.devDependencies['@n8n/scan-community-package']).toBe('0.32.0');
 	});
 });
