@@ -1,95 +1,55 @@
-// `npm run bench:pace-model` (issue 39, queue mode): which is better for queue-mode workers on one key, each pacing by
-// itself or sharing what they learnt? On a fake clock (no n8n, a few seconds), the node's own pacer
-// (nodes/shared/transport/pacer.ts) against one token bucket holding a second's worth (the mock's limit), answers
-// after 50 ms, a 429 seen 20 ms after its request and waited out (whole seconds, as the mock's Retry-After). Two
-// workers send from the start; one stops (after 60 or 150 s), the other goes on for 120 s more. Compared:
-// - apart, before: a PaceState per worker, the pace as it was before this rule (never past the known limit's creep);
-// - apart, now: a PaceState per worker, today's pace (past the limit found, the increase doubles per quiet window);
-// - shared: both workers on one PaceState, as if they shared what they learnt at once and for free (the best any
-//   shared place could do; n8n gives a community node none but a Data Table, at a sub-workflow run per access).
-// Prints the share of the key used (accepted ÷ limit × duration) and of requests refused, over 16 runs (limits 2, 5,
-// 10, 20 requests/s; 5 or 10 requests in flight per worker), and one worker alone at 20, 6 and 2 requests/s.
-import { DEFAULT_PACER_TUNING, Pacer, PaceState, type PacerTuning } from '../../nodes/shared/transport/pacer';
-
-type Model = 'apart, before' | 'apart, now' | 'shared';
-
-function fakeWorld() {
-	let now = 1_000_000;
-	const timers: Array<{ at: number; seq: number; resolve: () => void }> = [];
-	let seq = 0;
-	const sleep = async (ms: number) => await new Promise<void>((resolve) => timers.push({ at: now + ms, seq: seq++, resolve }));
-	/** Fires timers in time order, letting every waiter react after each, as the event loop would. */
-	const run = async () => {
-		for (;;) {
-			await new Promise((resolve) => setImmediate(resolve));
-			timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
-			const next = timers.shift();
-			if (!next) return;
-			now = Math.max(now, next.at);
-			next.resolve();
-		}
-	};
-	return { clock: () => now, sleep, run };
-}
-
-function pacers(model: Model, clock: () => number): Pacer[] {
-	const before: PacerTuning = { ...DEFAULT_PACER_TUNING, boostAbove: Infinity };
-	if (model === 'shared') {
-		const state = new PaceState();
-		return [new Pacer(clock, DEFAULT_PACER_TUNING, state), new Pacer(clock, DEFAULT_PACER_TUNING, state)];
-	}
-	const tuning = model === 'apart, before' ? before : DEFAULT_PACER_TUNING;
-	return [new Pacer(clock, tuning), new Pacer(clock, tuning)];
-}
-
-/** Worker i sends `lanes` requests at a time for seconds[i] (0: not at all). */
-async function onOneKey(model: Model, limit: number, seconds: [number, number], lanes: number) {
-	const world = fakeWorld();
-	const start = world.clock();
-	const bucket = { tokens: limit, at: start };
-	const workers = pacers(model, world.clock);
-	let [accepted, limited] = [0, 0];
-	const lane = async (pacer: Pacer, end: number) => {
-		let retry = false;
-		while (world.clock() < end) {
-			await pacer.acquire(world.sleep, retry ? 'retry' : 'submit');
-			const grantedAt = world.clock();
-			bucket.tokens = Math.min(limit, bucket.tokens + ((grantedAt - bucket.at) / 1000) * limit);
-			bucket.at = grantedAt;
-			retry = bucket.tokens < 1;
-			if (!retry) {
-				bucket.tokens--;
-				accepted++;
-				await world.sleep(50);
-				pacer.onAccepted();
-				continue;
-			}
-			limited++;
-			const wait = Math.max(1, Math.ceil((1 - bucket.tokens) / limit)) * 1000;
-			await world.sleep(20);
-			pacer.onLimited(wait, grantedAt);
-			await world.sleep(wait);
-		}
-	};
-	const done = Promise.all(workers.flatMap((pacer, i) => Array.from({ length: seconds[i] ? lanes : 0 }, () => lane(pacer, start + seconds[i] * 1000))));
-	await world.run();
-	await done;
-	return { used: accepted / (limit * Math.max(...seconds)), refused: limited / (accepted + limited) };
-}
+// `npm run bench:pace-model` (issue 39, queue mode): the node's own pacer (nodes/shared/transport/paceState.ts) on a fake
+// clock against one token bucket holding a second's worth (the mock's limiter), test/support/paceWorld.ts: no n8n, a few
+// seconds. Prints three markdown tables:
+// - two queue-mode workers with equal shares of a batch (limit × 160 requests, a floor of 160 s), the second starting up
+//   to 3 s later, 72 runs (limits 5, 10, 20 requests/s; 5, 10 or 25 requests in flight per worker; 8 seeds): each
+//   pacing by itself (a PaceState each, as n8n's queue mode runs them) against both on one PaceState (as if they shared
+//   what they learnt at once and for free: the most any shared place could give);
+// - the worker left when the other stops after 60 s: its requests/s from 20 s after;
+// - one worker alone at 20, 6, 2 and 1 requests/s: the share of the limit used and of requests refused.
+import { equalShares, onOneKey } from '../../test/support/paceWorld';
 
 const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
+const times = (ratio: number) => `${ratio.toFixed(2)}×`;
+
+async function twoWorkers(shared: boolean): Promise<string> {
+	const runs = [];
+	for (const limit of [5, 10, 20]) for (const lanes of [5, 10, 25]) for (let seed = 1; seed <= 8; seed++) runs.push(await equalShares({ limit, lanes, seed, shared }));
+	const ratios = runs.map((run) => run.ratio).sort((a, b) => a - b);
+	const refused = runs.map((run) => run.refusedAfterStart);
+	const at = (share: number) => ratios[Math.min(ratios.length - 1, Math.floor(share * ratios.length))];
+	const mean = refused.reduce((sum, value) => sum + value, 0) / refused.length;
+	return `| ${shared ? 'both on one shared pace, at once and for free' : 'each worker pacing by itself'} | ${times(at(0.5))} | ${times(at(0.9))} | ${times(at(1))} | ${pct(mean)} | ${pct(Math.max(...refused))} |`;
+}
+
+async function workerLeft(limit: number): Promise<string> {
+	const run = await onOneKey({ limit, lanes: 10, seed: limit, workers: [{ requests: Infinity, stopMs: 60_000 }, { requests: Infinity, startMs: 1500, stopMs: 140_000 }] });
+	const rate = (from: number, to: number) => run.acceptedAt[1].filter((ms) => ms >= from * 1000 && ms < to * 1000).length / (to - from);
+	return `${limit} req/s: ${rate(30, 60).toFixed(1)} → ${rate(80, 140).toFixed(1)}`;
+}
+
+async function alone(limit: number, seconds: number): Promise<string> {
+	const run = await onOneKey({ limit, lanes: 8, seed: 1, workers: [{ requests: limit * seconds }] });
+	return `${limit} req/s: ${pct(seconds / run.seconds)} used, ${pct(run.refused / (run.refused + run.accepted))} refused`;
+}
+
+async function each<T>(items: T[], run: (item: T) => Promise<string>): Promise<string> {
+	const out: string[] = [];
+	for (const item of items) out.push(await run(item));
+	return out.join('; ');
+}
 
 async function main(): Promise<void> {
-	const rows: string[] = ['| Model | Key used, mean of 16 | worst | Refused, mean | One worker alone at 20 / 6 / 2 req/s: used, refused |', '|---|--:|--:|--:|---|'];
-	for (const model of ['apart, before', 'apart, now', 'shared'] as Model[]) {
-		const runs: Array<{ used: number; refused: number }> = [];
-		for (const limit of [2, 5, 10, 20]) for (const stop of [60, 150]) for (const lanes of [5, 10]) runs.push(await onOneKey(model, limit, [stop, stop + 120], lanes));
-		const alone: Array<{ used: number; refused: number }> = [];
-		for (const [limit, seconds] of [[20, 300], [6, 300], [2, 600]]) alone.push(await onOneKey(model, limit, [seconds, 0], 8));
-		const mean = (pick: (run: { used: number; refused: number }) => number) => runs.reduce((sum, run) => sum + pick(run), 0) / runs.length;
-		const worst = Math.min(...runs.map((run) => run.used));
-		rows.push(`| ${model} | ${pct(mean((run) => run.used))} | ${pct(worst)} | ${pct(mean((run) => run.refused))} | ${alone.map((run) => `${pct(run.used)}, ${pct(run.refused)}`).join(' / ')} |`);
-	}
+	const rows = [
+		'| Two workers, equal shares, 72 runs | Wall ÷ floor, median | 90th percentile | worst | Refused after the start, mean | worst |',
+		'|---|--:|--:|--:|--:|--:|',
+		await twoWorkers(false),
+		await twoWorkers(true),
+		'',
+		`The worker left, its requests/s while both sent (30–60 s) → from 20 s after the other stopped (80–140 s): ${await each([2, 10, 20], workerLeft)}.`,
+		'',
+		`One worker alone (8 in flight, the unpaced start included): ${await each([[20, 300], [6, 300], [2, 600], [1, 600]], ([limit, seconds]) => alone(limit, seconds))}.`,
+	];
 	process.stdout.write(`${rows.join('\n')}\n`);
 }
 

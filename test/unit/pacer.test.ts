@@ -89,7 +89,7 @@ describe('pacer', () => {
 	});
 
 
-	it('refused again within a second of a wait: 3% off the rate, not down to what that second took', () => {
+	it('refused again within a second of a wait: what the whole window took (at most 30% off), not what that second took', () => {
 		const { time, pacer } = pacerWithSleep();
 		const answers = (count: number, everyMs: number) => {
 			for (let i = 0; i < count; i++) {
@@ -106,8 +106,12 @@ describe('pacer', () => {
 		pacer.onLimited(1000, time.now - 10);
 		time.advance(pacer.blockedUntil - time.now + 200);
 		pacer.onLimited(1000, time.now - 10);
-		// The second that ended the wait took nothing: it says nothing of the limit (was: 0.97 requests/s).
-		expect(pacer.rate).toBeCloseTo(first * 0.97 * 0.97, 5);
+		// The second that ended the wait took nothing: it says nothing of the limit (was: 0.97 requests/s). Refused again
+		// that soon, the pace is still over what the service takes: what the 3 s window took, waits included, at most 30%
+		// off per refusal (measured 0.59 of the first pace after the two), not 3% each time (a pace twice the limit took
+		// 20 refusals to come down).
+		expect(pacer.rate).toBeGreaterThan(first * 0.97 * 0.7 * 0.7);
+		expect(pacer.rate).toBeLessThan(first * 0.97 * 0.97 * 0.97);
 	});
 
 	it('recovers additively: +0.01 requests/s per accepted answer', () => {
@@ -241,22 +245,33 @@ describe('pacer', () => {
 		expect(used).toBeGreaterThanOrEqual(0.97);
 	});
 
-	it('once two decreases found the limit at the same place (within 10%), the pace creeps back ten times slower', () => {
+	it('a limit found twice at the same place (within 10%): back to 99.5% of it in seconds, and it holds there', () => {
 		const { time, pacer } = pacerWithSleep();
-		const refuseAfter = (answers: number) => {
-			for (let i = 0; i < answers; i++) {
+		const answers = (count: number) => {
+			for (let i = 0; i < count; i++) {
 				time.advance(100);
 				pacer.onAccepted();
 			}
-			pacer.onLimited(1000);
 		};
-		// 10 answers a second, then a 429, twice: the same limit both times.
-		refuseAfter(30);
-		refuseAfter(30);
-		const known = pacer.rate;
-		for (let i = 0; i < 100; i++) pacer.onAccepted();
-		// Unknown, 100 answers add 1 request/s (the test above); known, a tenth of it.
-		expect(pacer.rate - known).toBeCloseTo(0.1, 5);
+		// 10 answers a second, then a 429, twice: the same limit both times; the pace at 9.7.
+		for (let round = 0; round < 2; round++) {
+			answers(30);
+			pacer.onLimited(1000);
+		}
+		expect(pacer.rate).toBeCloseTo(9.7, 5);
+		// Under 99.5% of the limit the increase is the full one (0.01 per answer, doubling per quiet window): 9.95 in
+		// 25 answers (2.5 s; was: 30 s at the known limit's creep, the pace 1.5% under the limit on average).
+		let recovered = 0;
+		while (pacer.rate < 9.95) {
+			answers(1);
+			recovered++;
+		}
+		expect(recovered).toBeLessThanOrEqual(30);
+		// There it holds, no creep past it (was 0.001 per answer up to 1.03 times the limit, and every 30 s a 429): only a
+		// probe goes past it (below), after 90 answers at the limit, 8 to 40 s.
+		expect(pacer.rate).toBeCloseTo(9.95, 5);
+		answers(20);
+		expect(pacer.rate).toBeCloseTo(9.95, 5);
 	});
 
 
@@ -550,44 +565,51 @@ describe('queue-mode workers on one key (a PaceState each: each process learns t
 		// Both send for 150 s; then the second alone for 150 s more.
 		const { share, acceptedAt } = await onOneKey(clock, limit, [{ pacer: first, seconds: 150 }, { pacer: second, seconds: 300 }], lanes);
 		const rateOfSecond = (from: number, to: number) => acceptedAt[1].filter((at) => at >= from * 1000 && at < to * 1000).length / (to - from);
-		// Measured: 10/s 9.6 requests/s (it was 5.6: its share of the key, learnt while both sent, was taken for the
-		// limit and crept back at 0.1% a second), 20/s 19.7 (was 11.4), 2/s 1.98 (was 1.01); refused 0.7, 0.6 and 4.8%
-		// (was 0.6, 0.5 and 4.7%: two processes probing one key by themselves, at 2/s each probe is a large share).
+		// Measured over 210–300 s: 10/s 10, 20/s 20, 2/s 2 requests/s (before the rule for a moved limit 5.6, 11.4 and
+		// 1.01); in the 10 s after the other stopped 7.1, 15.8 and 2, the next 10 s 9.6, 17.8 and 2. Refused 2.2, 1.3 and
+		// 8.1% (before the probe after a number of answers and the shared key's: 1.3, 1.0 and 4.8%): at 2/s each worker
+		// sharing the key probes every 10 s, each probe one refusal, a large share of 2 requests a second.
 		expect(rateOfSecond(210, 300)).toBeGreaterThanOrEqual(0.9 * limit);
-		expect(share).toBeLessThanOrEqual(0.05);
+		expect(rateOfSecond(170, 180)).toBeGreaterThanOrEqual(0.85 * limit);
+		expect(share).toBeLessThanOrEqual(limit > 2 ? 0.03 : 0.09);
 	});
 
-	it('past the limit it found, with no 429, a worker grows twice as fast per quiet window (up to 8 times)', () => {
+	it.each([
+		['alone', 10, 9],
+		['sharing the key', 10, 8],
+		['alone', 2, 40],
+		['sharing the key', 2, 10],
+	])('%s at a known limit of %d requests/s, no 429 for %d s: the pace probes past it (×1.25, ×1.5, then ×2 per quiet window)', (_, limit, probeSeconds) => {
 		const { time, pacer } = pacerWithSleep();
-		// 10 answers a second, then a 429, twice: the limit known at 10 requests/s; the pace at 9.7.
-		for (let round = 0; round < 2; round++) {
-			for (let i = 0; i < 30; i++) {
-				time.advance(100);
+		const state = pacer.state;
+		/** Answers at the pace for `seconds` (or at `every` ms apart). */
+		const answers = (seconds: number, every?: number) => {
+			for (const end = time.now + seconds * 1000; time.now < end; ) {
+				time.advance(every ?? 1000 / pacer.rate);
 				pacer.onAccepted();
 			}
+		};
+		// `limit` answers a second for 5 s, then a 429, three times: the limit known; the pace 3% under it.
+		for (let round = 0; round < 3; round++) {
+			answers(5, 1000 / limit);
 			pacer.onLimited(1000);
 		}
-		const creep = (answers: number) => {
-			const before = pacer.rate;
-			for (let i = 0; i < answers; i++) {
-				time.advance(100);
-				pacer.onAccepted();
-			}
-			return pacer.rate - before;
-		};
-		// Under 1.03 × the limit found: the known limit's creep, a tenth of 0.01 per answer.
-		expect(creep(100)).toBeCloseTo(0.1, 5);
-		while (pacer.rate <= 10.3) creep(1);
-		// Past it, each quiet window (3 s, 30 answers here) doubles the increase, from 0.01 per answer to 0.08 at most
-		// (measured per 30 answers from here: 0.020, 0.039, 0.079, 0.080, 0.080).
-		const perAnswer = [0, 1, 2, 3, 4].map(() => creep(30) / 30);
-		expect(perAnswer[1]).toBeCloseTo(2 * perAnswer[0], 2);
-		expect(perAnswer[2]).toBeCloseTo(2 * perAnswer[1], 2);
-		expect(perAnswer[3]).toBeCloseTo(0.08, 5);
-		expect(perAnswer[4]).toBeCloseTo(0.08, 5);
-		// A 429 ends it: the known limit's creep again.
+		expect(pacer.rate).toBeCloseTo(limit * 0.97, 1);
+		// A worker that found another process on the key (here set as a whole first burst refused sets it) probes after 30
+		// answers at the limit found (8–10 s); one alone after 90 (8–40 s): at 10 requests/s 9 s, at 2 40 s.
+		state.shared = _ !== 'alone';
+		const loweredAt = time.now;
+		// Until the probe the pace holds under the limit; the probe's first quiet windows take it ×1.25, then ×1.5.
+		while (pacer.rate <= limit * 1.2 && time.now - loweredAt < 120_000) answers(0.001);
+		expect((time.now - loweredAt) / 1000).toBeGreaterThanOrEqual(probeSeconds);
+		expect((time.now - loweredAt) / 1000).toBeLessThanOrEqual(probeSeconds + 3.5);
+		// Then each quiet window (3 s) with no 429 multiplies the pace, ×1.25, ×1.5, then ×2 (and the increase per answer
+		// doubles, up to 8 times), as long as the answers keep up with it: 8 times the limit within 5 windows.
+		answers(15);
+		expect(pacer.rate).toBeGreaterThanOrEqual(8 * limit);
+		const probing = pacer.rate;
+		// A 429 ends it: what the service took since the last one, the pace 3% under it.
 		pacer.onLimited(1000);
-		time.advance(1000);
-		expect(creep(100)).toBeCloseTo(0.1, 5);
+		expect(pacer.rate).toBeLessThan(probing);
 	});
 });
