@@ -104,7 +104,7 @@ export async function onOneKey(options: {
 				counts.accepted++;
 				if (late) counts.lateAccepted++;
 				await world.sleep(latency());
-				pacer.onAccepted();
+				pacer.onAccepted(grantedAt);
 				acceptedAt[index].push(world.clock() - start);
 				continue;
 			}

@@ -369,7 +369,7 @@ async function onOneKey(clock: ReturnType<typeof executionsOnOneClock>, limit: n
 				bucket.tokens--;
 				accepted++;
 				acceptedAt[index].push(time.now - start);
-				pacer.onAccepted();
+				pacer.onAccepted(grantedAt);
 				retry = false;
 			} else {
 				limited++;

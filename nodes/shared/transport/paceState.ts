@@ -3,10 +3,11 @@
  * the rate turns are granted at. A service limits a key, so what one 429 teaches holds for every request on it.
  *
  * - Until the first 429 nothing is paced (no queue, no wait).
- * - The first 429 of a burst (nothing paced yet) often comes before any answer: the pace starts at what the burst got
- *   through, the turns granted in the second up to then less the refused, spread over 1 s plus the burst's length (a
- *   full bucket of a second's worth and its refill); each 429 of that burst that comes later lowers it. A burst refused
- *   whole means another process takes from the key (a key nobody used lets one through at least).
+ * - The first 429 of a burst (nothing paced yet) often comes before the burst's answers: the pace starts at what the
+ *   service accepted lately, and each answer of that burst that comes after raises it to what the burst got through,
+ *   spread over 1 s plus the burst's length (a full bucket of a second's worth and its refill). A turn is taken before
+ *   the node's concurrency gate, so turns granted are not requests sent: only answers count. A burst refused whole
+ *   means another process takes from the key (a key nobody used lets one through at least).
  * - A 429 sets the rate to 97% of what the service took: between two refusals (2 s or more apart) a limit's own rate,
  *   however far over it the pace went meanwhile; otherwise the rate accepted lately (answers other than 429 per
  *   second, over the last 3 s, at least 1 s, none of it blocked; at least 1 a second). A 429 of a request sent before
@@ -124,13 +125,13 @@ export class PaceState {
 	nextAt = 0;
 	/** Times of accepted answers (not 429) within the window: the rate the service takes. */
 	private answers: number[] = [];
-	/** Times of turns granted within the last second: what a first 429 (nothing answered yet) was offered. */
-	private grants: number[] = [];
+	/** When the requests answered within the last 2 s were granted their turns, and whether they were accepted. */
+	private answered: Array<{ grantedAt: number; accepted: boolean }> = [];
 	/**
-	 * After a first 429 (nothing paced before): the turns granted in the second before it and the 429s among them. The
-	 * service took the difference; each 429 of that burst that comes later lowers the pace to it.
+	 * After a first 429 (nothing paced before): the burst, every request granted in the second before it (answered ones
+	 * granted from `first` to `last`), accepted or refused. What it got through is what the service took.
 	 */
-	private burst: { from: number; offered: number; refused: number; seconds: number; floor: number } | undefined;
+	private burst: { from: number; first: number; last: number; accepted: number; refused: number } | undefined;
 	/** When this state granted its first turn (a full bucket then), and what the start's burst showed the key takes. */
 	private firstGrantAt: number | undefined;
 	private startTook = 0;
@@ -173,8 +174,6 @@ export class PaceState {
 	/** A turn was granted at `now`: the next one is 1/rate later. */
 	take(now: number): number {
 		this.firstGrantAt ??= now;
-		this.grants.push(now);
-		while (this.grants.length > 0 && this.grants[0] < now - 1000) this.grants.shift();
 		if (Number.isFinite(this.rate)) this.nextAt = Math.max(this.nextAt, now) + 1000 / this.rate;
 		return ++this.turns;
 	}
@@ -193,7 +192,7 @@ export class PaceState {
 		this.rate = Infinity;
 		this.nextAt = 0;
 		this.answers = [];
-		this.grants = [];
+		this.answered = [];
 		this.burst = undefined;
 		this.firstGrantAt = undefined;
 		this.startTook = 0;
@@ -228,9 +227,14 @@ export class PaceState {
 		return (count * 1000) / Math.max(1000, now - from);
 	}
 
-	onAccepted(now: number): void {
+	/** An answer other than a 429 to a request granted its turn at `grantedAt` (unknown: no burst's answer). */
+	onAccepted(now: number, grantedAt?: number): void {
 		this.firstAnswerAt ??= now;
 		this.answers.push(now);
+		if (grantedAt !== undefined) {
+			this.noteAnswered(now, grantedAt, true);
+			if (grantedAt <= this.loweredAt) this.burstAnswered(grantedAt, true);
+		}
 		this.acceptedSinceLowered++;
 		if (this.answers.length > 8192) this.answers.splice(0, this.answers.length - 8192);
 		if (!Number.isFinite(this.rate)) return;
@@ -289,25 +293,35 @@ export class PaceState {
 		this.quietAnswers = 0;
 	}
 
-	/**
-	 * What the service took of a first burst: the turns granted less the refused. A burst from the state's first turn
-	 * met a full bucket (a second's worth) and its refill: spread over 1 s plus the burst's length.
-	 */
-	private burstTook(burst: { offered: number; refused: number; seconds: number }): number {
-		return Math.max(1, (burst.offered - burst.refused) / (1 + burst.seconds));
+	private noteAnswered(now: number, grantedAt: number, accepted: boolean): void {
+		this.answered.push({ grantedAt, accepted });
+		while (this.answered.length > 0 && this.answered[0].grantedAt < now - 2000) this.answered.shift();
 	}
 
-	/** Another 429 of the first burst: the service took one request less of it than thought. */
-	private burstRefused(grantedAt: number): void {
+	/**
+	 * What the service took of a first burst: what it got through, which met a full bucket (a second's worth) and its
+	 * refill: spread over 1 s plus the burst's length.
+	 */
+	private burstTook(burst: { first: number; last: number; accepted: number }): number {
+		return burst.accepted / (1 + (burst.last - burst.first) / 1000);
+	}
+
+	/** An answer of the first burst that came after its first 429: accepted, the burst got one more through. */
+	private burstAnswered(grantedAt: number, accepted: boolean): void {
 		const burst = this.burst;
 		if (!burst || grantedAt <= burst.from) return;
-		burst.refused++;
-		if (burst.offered >= 2 && burst.refused >= burst.offered) this.shared = true;
-		const took = Math.max(burst.floor, this.burstTook(burst));
-		if (took >= this.lastTook) return;
-		if (this.startTook > 0) this.startTook = took;
+		burst.first = Math.min(burst.first, grantedAt);
+		burst.last = Math.max(burst.last, grantedAt);
+		if (!accepted) {
+			burst.refused++;
+			return;
+		}
+		burst.accepted++;
+		const took = this.burstTook(burst);
+		if (this.firstGrantAt !== undefined && this.firstGrantAt > burst.from) this.startTook = Math.max(this.startTook, took);
+		if (took <= this.lastTook) return;
 		this.lastTook = took;
-		this.rate = Math.max(this.tuning.minRate, Math.min(this.rate, took * this.tuning.decrease));
+		this.rate = Math.max(this.rate, took * this.tuning.decrease);
 	}
 
 	/**
@@ -319,10 +333,13 @@ export class PaceState {
 		this.firstAnswerAt ??= now;
 		this.lastLimitedAt = now;
 		this.quietAnswers = 0;
+		this.noteAnswered(now, grantedAt, false);
 		if (grantedAt <= this.loweredAt) {
-			this.burstRefused(grantedAt);
+			this.burstAnswered(grantedAt, false);
 			return false;
 		}
+		// The first burst's answers are in: refused whole, another process takes from the key.
+		if (this.burst && this.burst.accepted === 0 && this.burst.refused >= 2) this.shared = true;
 		const insists = this.loweredAt > 0 && now - this.loweredAt < 2 * Math.max(waitMs, 1000);
 		const accepted = this.acceptedRate(now);
 		// What the service took: from one refusal to the next (over 2 s or more) a limit's own rate, however far over
@@ -337,18 +354,17 @@ export class PaceState {
 		// and a burst for 45 s, two refusals each time).
 		const measured = now - this.measureFrom >= 1000 ? accepted : Math.min(this.rate, Math.max(this.rate * 0.7, this.throughput(now)));
 		const between = steady ? (this.acceptedSinceLowered * 1000) / since : measured;
-		// A first 429 (nothing paced) may come before any answer: the turns granted in the second up to now, less the
-		// refused ones, are what the service took (found by bench:pace-model: a burst of 8 at 6 requests/s, refused at
-		// once, started the pace at 0.97 requests/s and cost the batch 10 s).
+		// A first 429 (nothing paced) may come before the burst's answers: those that come after raise the pace to what
+		// it got through (found by bench:pace-model: a burst of 8 at 6 requests/s, refused at once, started the pace at
+		// 0.97 requests/s and cost the batch 10 s).
 		this.burst = undefined;
 		if (!Number.isFinite(this.rate)) {
-			const start = this.firstGrantAt !== undefined && this.firstGrantAt >= grantedAt - 1000;
-			// Every turn granted so far in the last second is of the burst (their 429s may still come).
-			const granted = this.grants.filter((at) => at > now - 1000 && at <= now);
-			const from = Math.min(...granted, grantedAt) - 1;
-			const last = Math.max(...granted, grantedAt);
-			this.burst = { from, offered: granted.length, refused: 1, seconds: (last - from) / 1000, floor: Math.max(1, between) };
-			if (start) this.startTook = this.burstTook(this.burst);
+			const from = grantedAt - 1000;
+			const sent = this.answered.filter((answer) => answer.grantedAt > from);
+			const first = Math.min(grantedAt, ...sent.map((answer) => answer.grantedAt));
+			const accepted = sent.filter((answer) => answer.accepted).length;
+			this.burst = { from, first, last: grantedAt, accepted, refused: sent.length - accepted };
+			if (this.firstGrantAt !== undefined && this.firstGrantAt > from) this.startTook = this.burstTook(this.burst);
 		}
 		// Refused while probing past the limit found (no 429 while the pace held under it): the limit is at least that one
 		// (what the service took since the last refusal is mostly the hold's pace: taken alone, each round would find the

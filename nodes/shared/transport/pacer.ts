@@ -17,7 +17,7 @@
  * Sleeping happens only through each execution's cancellable wait (given by the caller): no timers of our own. A
  * cancelled execution's pump rejects its own waiters only.
  */
-import { DEFAULT_PACER_TUNING, PaceState, type PacerTuning } from './paceState';
+import { DEFAULT_PACER_TUNING, PaceState, type PacerTuning, type Waiting } from './paceState';
 
 export { DEFAULT_PACER_TUNING, PaceState, type PacerTuning } from './paceState';
 
@@ -48,7 +48,7 @@ const comesLater = (queued: Waiter, waiter: Waiter) =>
 	queued.priority > waiter.priority || (queued.priority === waiter.priority && queued.age > waiter.age);
 
 /** One execution's requests on one credential: its queue and pump, on the credential's PaceState. */
-export class Pacer {
+export class Pacer implements Waiting {
 	private queue: Waiter[] = [];
 	private pumping = false;
 	private pollPhases = 0;
@@ -166,11 +166,11 @@ export class Pacer {
 		waiter.resolve();
 	}
 
-	/** An answer that was not a 429: the pace recovers a little. */
-	onAccepted(): void {
+	/** An answer that was not a 429, to a request granted its turn at `grantedAt` (PaceState.onAccepted). */
+	onAccepted(grantedAt?: number): void {
 		const now = this.clock();
 		this.lastUsed = now;
-		this.state.onAccepted(now);
+		this.state.onAccepted(now, grantedAt);
 	}
 
 	/**

@@ -362,7 +362,7 @@ async function withRetries(
 		}
 
 		const status = response.statusCode;
-		if (status !== 429) pacer?.onAccepted();
+		if (status !== 429) pacer?.onAccepted(grantedAt);
 		if (spec.manualRedirect && status >= 300 && status < 400) return response;
 		// Accepted, retried, refused or unknown: the one rule in retry.ts (answerVerdict).
 		const verdict = answerVerdict(spec.kind, status);
