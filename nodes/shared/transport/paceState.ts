@@ -25,8 +25,8 @@
  *   ×2, while the answers keep up, and the increase per answer doubles up to 8 times. What a probe's quiet window took,
  *   less what a full bucket adds (a second's worth over 3 s), is the key's at least: the limit found rises with it. A
  *   429 ends the probe, the limit found at least what its last 3 s took, less that second. So a lone process probes
- *   its limit about once per 90 answers (fake clock, 20, 6 and 2 requests/s: 0.6, 1.1 and 1.7% refused, the start's
- *   burst included), and a queue-mode worker whose partner stopped takes the freed share in seconds.
+ *   its limit about once per 90 answers (fake clock, 20, 6, 2 and 1 requests/s: 0.6, 1.2, 1.8 and 3.7% refused, the
+ *   start's burst included), and a queue-mode worker whose partner stopped takes the freed share in seconds.
  * - The key is shared when a first burst was refused whole, or a limit measured between refusals is under 90% of the
  *   most measured before, or under 70% of what the start's burst showed. Queue-mode workers pace by themselves (n8n gives
  *   a node no shared place but a Data Table, a sub-workflow run per access), so what each finds is its share; one that
@@ -37,6 +37,7 @@
  * - After 90 s without a 429 and with nobody waiting, the credential is unpaced again (QUIET_MS says why 90 s).
  * Measured in `npm run bench:pace-model` and test/unit/pacer*.test.ts (fake clock), and `npm run bench:scale`.
  */
+
 /** An execution's Pacer (pacer.ts) as its credential's state sees it while it has requests waiting for a turn. */
 export interface Waiting {
 	/** Whether its first waiter goes before `other`'s. */
