@@ -50,8 +50,6 @@ export interface KeyRun {
 	/** Per worker: when its accepted answers came (ms from the start), and whether it found the key shared. */
 	acceptedAt: number[][];
 	shared: boolean[];
-	/** Every `traceEveryMs`: each worker's pace (* once it found the key shared) and requests left. */
-	paces: string[];
 }
 
 /**
@@ -66,14 +64,11 @@ export async function onOneKey(options: {
 	tuning?: PacerTuning;
 	shared?: boolean;
 	spreadMs?: number;
-	jitterMs?: number;
-	traceEveryMs?: number;
 }): Promise<KeyRun> {
 	const { limit, lanes, workers, seed, tuning } = options;
 	const world = fakeWorld();
 	const random = seeded(seed);
 	const latency = () => 30 + random() * 90;
-	const jitter = () => random() * (options.jitterMs ?? 0);
 	const start = world.clock();
 	const bucket = { tokens: limit, at: start };
 	const one = new PaceState(tuning);
@@ -81,7 +76,6 @@ export async function onOneKey(options: {
 	const left = workers.map((worker) => worker.requests);
 	const acceptedAt: number[][] = workers.map(() => []);
 	const counts = { accepted: 0, refused: 0, lateAccepted: 0, lateRefused: 0 };
-	const paces: string[] = [];
 	const lane = async (index: number) => {
 		const pacer = pacers[index];
 		const { startMs = 0, stopMs = Infinity } = workers[index];
@@ -93,11 +87,8 @@ export async function onOneKey(options: {
 			await pacer.acquire(world.sleep, retry ? 'retry' : 'submit');
 			const grantedAt = world.clock();
 			const late = grantedAt - start > 10_000;
-			// The request reaches the service a little after its turn (n8n's own work, the connection): not 1/rate apart.
-			if (options.jitterMs) await world.sleep(jitter());
-			const arrivedAt = world.clock();
-			bucket.tokens = Math.min(limit, bucket.tokens + ((arrivedAt - bucket.at) / 1000) * limit);
-			bucket.at = arrivedAt;
+			bucket.tokens = Math.min(limit, bucket.tokens + ((grantedAt - bucket.at) / 1000) * limit);
+			bucket.at = grantedAt;
 			retry = bucket.tokens < 1;
 			if (!retry) {
 				bucket.tokens--;
@@ -112,20 +103,11 @@ export async function onOneKey(options: {
 			if (late) counts.lateRefused++;
 			const wait = Math.max(1, Math.ceil((1 - bucket.tokens) / limit)) * 1000;
 			await world.sleep(latency() * 0.4);
-			const before = pacer.rate;
 			pacer.onLimited(wait, grantedAt);
-			if (options.traceEveryMs) paces.push(`  429 w${index} at ${((world.clock() - start) / 1000).toFixed(2)} granted ${((grantedAt - start) / 1000).toFixed(2)}: ${before.toFixed(2)} -> ${pacer.rate.toFixed(2)}`);
 			await world.sleep(wait);
 		}
 	};
 	const done = Promise.all(workers.flatMap((_, index) => Array.from({ length: lanes }, () => lane(index))));
-	if (options.traceEveryMs)
-		void (async () => {
-			while (left.some((count) => count > 0) && world.clock() - start < Math.max(...workers.map((worker) => worker.stopMs ?? Infinity))) {
-				await world.sleep(options.traceEveryMs!);
-				paces.push(`${Math.round((world.clock() - start) / 1000)} s: ${pacers.map((pacer, index) => `${pacer.rate.toFixed(2)}${pacer.state.shared ? '*' : ''} (${left[index]})`).join(', ')}`);
-			}
-		})();
 	await world.run();
 	await done;
 	return {
@@ -135,7 +117,6 @@ export async function onOneKey(options: {
 		refusedAfterStart: counts.lateRefused / Math.max(1, counts.lateAccepted + counts.lateRefused),
 		acceptedAt,
 		shared: pacers.map((pacer) => pacer.state.shared),
-		paces,
 	};
 }
 
@@ -143,7 +124,7 @@ export async function onOneKey(options: {
  * Two workers with equal shares of a batch of `limit` × 160 requests (a floor of 160 s), the second starting up to 3 s
  * after the first (seeded): the batch's wall ÷ floor, the refused shares, and how far apart the two finished.
  */
-export async function equalShares(options: { limit: number; lanes: number; seed: number; tuning?: PacerTuning; shared?: boolean; spreadMs?: number; traceEveryMs?: number }) {
+export async function equalShares(options: { limit: number; lanes: number; seed: number; tuning?: PacerTuning; shared?: boolean; spreadMs?: number }) {
 	const { limit, seed } = options;
 	const offset = Math.floor(seeded(seed + 1000)() * 3000);
 	const requests = limit * 80;

@@ -579,7 +579,7 @@ describe('queue-mode workers on one key (a PaceState each: each process learns t
 		['sharing the key', 10, 8],
 		['alone', 2, 40],
 		['sharing the key', 2, 10],
-	])('%s at a known limit of %d requests/s, no 429 for %d s: the pace probes past it (×1.25, ×1.5, then ×2 per quiet window)', (_, limit, probeSeconds) => {
+	])('%s at a known limit of %d requests/s, no 429 for %d s: the pace probes past it (×1.25, ×1.5, then ×2 per quiet window)', (who, limit, probeSeconds) => {
 		const { time, pacer } = pacerWithSleep();
 		const state = pacer.state;
 		/** Answers at the pace for `seconds` (or at `every` ms apart). */
@@ -597,7 +597,7 @@ describe('queue-mode workers on one key (a PaceState each: each process learns t
 		expect(pacer.rate).toBeCloseTo(limit * 0.97, 1);
 		// A worker that found another process on the key (here set as a whole first burst refused sets it) probes after 30
 		// answers at the limit found (8–10 s); one alone after 90 (8–40 s): at 10 requests/s 9 s, at 2 40 s.
-		state.shared = _ !== 'alone';
+		state.shared = who !== 'alone';
 		const loweredAt = time.now;
 		// Until the probe the pace holds under the limit; the probe's first quiet windows take it ×1.25, then ×1.5.
 		while (pacer.rate <= limit * 1.2 && time.now - loweredAt < 120_000) answers(0.001);

@@ -132,7 +132,7 @@ export class PaceState {
 	 * After a first 429 (nothing paced before): the burst, every request granted in the second before it (answered ones
 	 * granted from `first` to `last`), accepted or refused. What it got through is what the service took.
 	 */
-	private burst: { from: number; first: number; last: number; accepted: number; refused: number } | undefined;
+	private burst: { from: number; first: number; last: number; accepted: number; refused: number; start: boolean } | undefined;
 	/** When this state granted its first turn (a full bucket then), and what the start's burst showed the key takes. */
 	private firstGrantAt: number | undefined;
 	private startTook = 0;
@@ -212,10 +212,14 @@ export class PaceState {
 		this.quietAnswers = 0;
 	}
 
+	/** Accepted answers per second from `from` to `now` (over one second at least). */
+	private rateSince(from: number, now: number): number {
+		return (this.answers.filter((at) => at >= from).length * 1000) / Math.max(1000, now - from);
+	}
+
 	/** Accepted answers per second over the whole window (waits included; at least one second). */
 	private throughput(now: number): number {
-		const from = Math.max(now - this.tuning.windowMs, this.firstAnswerAt ?? now);
-		return (this.answers.filter((at) => at >= from).length * 1000) / Math.max(1000, now - from);
+		return this.rateSince(Math.max(now - this.tuning.windowMs, this.firstAnswerAt ?? now), now);
 	}
 
 	/** Accepted answers per second since the last wait ended, over the window (at least one second). */
@@ -224,8 +228,7 @@ export class PaceState {
 		let from = Math.max(now - this.tuning.windowMs, this.measureFrom, this.firstAnswerAt ?? now);
 		// Less than a second since the last decrease says too little: the last second, whatever happened in it.
 		if (now - from < 1000) from = Math.max(now - 1000, this.firstAnswerAt ?? now);
-		const count = this.answers.filter((at) => at >= from).length;
-		return (count * 1000) / Math.max(1000, now - from);
+		return this.rateSince(from, now);
 	}
 
 	/** An answer other than a 429 to a request granted its turn at `grantedAt` (unknown: no burst's answer). */
@@ -297,6 +300,7 @@ export class PaceState {
 	private noteAnswered(now: number, grantedAt: number, accepted: boolean): void {
 		this.answered.push({ grantedAt, accepted });
 		while (this.answered.length > 0 && this.answered[0].grantedAt < now - 2000) this.answered.shift();
+		if (this.answered.length > 8192) this.answered.splice(0, this.answered.length - 8192);
 	}
 
 	/**
@@ -319,7 +323,7 @@ export class PaceState {
 		}
 		burst.accepted++;
 		const took = this.burstTook(burst);
-		if (this.firstGrantAt !== undefined && this.firstGrantAt > burst.from) this.startTook = Math.max(this.startTook, took);
+		if (burst.start) this.startTook = Math.max(this.startTook, took);
 		if (took <= this.lastTook) return;
 		this.lastTook = took;
 		this.rate = Math.max(this.rate, took * this.tuning.decrease);
@@ -362,10 +366,12 @@ export class PaceState {
 		if (!Number.isFinite(this.rate)) {
 			const from = grantedAt - 1000;
 			const sent = this.answered.filter((answer) => answer.grantedAt > from);
-			const first = Math.min(grantedAt, ...sent.map((answer) => answer.grantedAt));
+			const first = sent.reduce((earliest, answer) => Math.min(earliest, answer.grantedAt), grantedAt);
 			const accepted = sent.filter((answer) => answer.accepted).length;
-			this.burst = { from, first, last: grantedAt, accepted, refused: sent.length - accepted };
-			if (this.firstGrantAt !== undefined && this.firstGrantAt > from) this.startTook = this.burstTook(this.burst);
+			// It met a full bucket when it was the state's first (a start): what it took then says what the key takes.
+			const start = this.firstGrantAt !== undefined && this.firstGrantAt > from;
+			this.burst = { from, first, last: grantedAt, accepted, refused: sent.length - accepted, start };
+			if (start) this.startTook = this.burstTook(this.burst);
 		}
 		// Refused while probing past the limit found (no 429 while the pace held under it): the limit is at least that one
 		// (what the service took since the last refusal is mostly the hold's pace: taken alone, each round would find the
