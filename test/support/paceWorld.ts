@@ -70,7 +70,9 @@ export async function onOneKey(options: {
 	const random = seeded(seed);
 	const latency = () => 30 + random() * 90;
 	const start = world.clock();
-	const bucket = { tokens: limit, at: start };
+	// The mock's token bucket: a second's worth, one token at least.
+	const capacity = Math.max(1, limit);
+	const bucket = { tokens: capacity, at: start };
 	const one = new PaceState(tuning);
 	const pacers = workers.map(() => new Pacer(world.clock, tuning, options.shared ? one : new PaceState(tuning)));
 	const left = workers.map((worker) => worker.requests);
@@ -87,7 +89,7 @@ export async function onOneKey(options: {
 			await pacer.acquire(world.sleep, retry ? 'retry' : 'submit');
 			const grantedAt = world.clock();
 			const late = grantedAt - start > 10_000;
-			bucket.tokens = Math.min(limit, bucket.tokens + ((grantedAt - bucket.at) / 1000) * limit);
+			bucket.tokens = Math.min(capacity, bucket.tokens + ((grantedAt - bucket.at) / 1000) * limit);
 			bucket.at = grantedAt;
 			retry = bucket.tokens < 1;
 			if (!retry) {

@@ -27,8 +27,8 @@
  *   429 ends the probe, the limit found at least what its last 3 s took, less that second. So a lone process probes
  *   its limit about once per 90 answers (fake clock, 20, 6, 2 and 1 requests/s: 0.6, 1.2, 1.8 and 3.7% refused, the
  *   start's burst included), and a queue-mode worker whose partner stopped takes the freed share in seconds.
- * - The key is shared when a first burst was refused whole, or a limit measured between refusals is under 90% of the
- *   most measured before, or under 70% of what the start's burst showed. Queue-mode workers pace by themselves (n8n gives
+ * - The key is shared when a first burst was refused whole, or a limit measured between refusals (from 10 answers at
+ *   least) is under 90% of the most measured before, or under 70% of what the start's burst showed (2 accepted at least). Queue-mode workers pace by themselves (n8n gives
  *   a node no shared place but a Data Table, a sub-workflow run per access), so what each finds is its share; one that
  *   knows its key is shared probes three times as often, as its share may free up at any time.
  * - Once the service has taken clearly more than the rate it refused at (1.5 times, over a quiet window), that rate was
@@ -323,7 +323,7 @@ export class PaceState {
 		}
 		burst.accepted++;
 		const took = this.burstTook(burst);
-		if (burst.start) this.startTook = Math.max(this.startTook, took);
+		if (burst.start && burst.accepted >= 2) this.startTook = Math.max(this.startTook, took);
 		if (took <= this.lastTook) return;
 		this.lastTook = took;
 		this.rate = Math.max(this.rate, took * this.tuning.decrease);
@@ -371,7 +371,7 @@ export class PaceState {
 			// It met a full bucket when it was the state's first (a start): what it took then says what the key takes.
 			const start = this.firstGrantAt !== undefined && this.firstGrantAt > from;
 			this.burst = { from, first, last: grantedAt, accepted, refused: sent.length - accepted, start };
-			if (start) this.startTook = this.burstTook(this.burst);
+			if (start && accepted >= 2) this.startTook = this.burstTook(this.burst);
 		}
 		// Refused while probing past the limit found (no 429 while the pace held under it): the limit is at least that one
 		// (what the service took since the last refusal is mostly the hold's pace: taken alone, each round would find the
@@ -381,8 +381,9 @@ export class PaceState {
 		const probed = steady && this.zone(now) === 'above' ? Math.max(this.lastTook, (accepted * this.tuning.windowMs) / (this.tuning.windowMs + 1000)) : 0;
 		const took = Math.min(this.rate, Math.max(1, between, probed, this.burst ? this.burstTook(this.burst) : 0));
 		this.known = this.lastTook > 0 && Math.abs(took - this.lastTook) <= 0.1 * this.lastTook;
-		// Only limits measured between two refusals say the key now takes less from this process than it did.
-		if (steady) {
+		// Only limits measured between two refusals, from 10 answers at least, say the key now takes less from this
+		// process than it did (one answer in 5 s against one in 2 s is no share that shrank: a key of 0.3 requests/s).
+		if (steady && this.acceptedSinceLowered >= 10) {
 			if (between < this.peakTook * this.tuning.sharedBelowPeak || between < this.startTook * this.tuning.sharedBelowStart) this.shared = true;
 			this.peakTook = Math.max(this.peakTook, between);
 		}
