@@ -21,6 +21,7 @@ const root = path.resolve(__dirname, '..');
 require('ts-node').register({ transpileOnly: true, project: path.join(root, 'tsconfig.json') });
 const { createN8nHome, ensureN8n, DEFAULT_OWNER } = require('../test/e2e/n8n');
 const { spawnMockProcess } = require('../test/mock/process');
+const { keepOutOfLint } = require('./dev-home-lint');
 
 const DEV_HOME = path.join(root, '.n8n-dev');
 const MOCK_CREDENTIAL = { id: 'GenGatewayMock01', name: 'Gen Gateway (mock)', type: 'genGatewayApi' };
@@ -117,6 +118,7 @@ async function main() {
 
 	try {
 		fs.mkdirSync(DEV_HOME, { recursive: true });
+		keepOutOfLint(DEV_HOME);
 		fs.writeFileSync(N8N_LOG, '');
 		say(`n8n's own output goes to ${path.relative(process.cwd(), N8N_LOG) || N8N_LOG}`);
 		const home = await step('package built and installed into n8n', () =>

@@ -10,6 +10,9 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync
 import { tmpdir } from 'os';
 import { dirname, join, resolve } from 'path';
 
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { keepOutOfLint } = require('../../scripts/dev-home-lint') as { keepOutOfLint: (home: string) => void };
+
 const ROOT = resolve(__dirname, '../..');
 const CONFIG_FILES = [
 	'package.json',
@@ -101,13 +104,22 @@ describe('n8n-node cloud-support', () => {
 describe('npm run lint (n8n-node lint in strict mode, per-folder configs)', () => {
 	afterEach(() => {
 		for (const file of ['test/helper.ts', 'bench/run.ts', 'scripts/tool.ts', 'nodes/Sample/run.ts']) remove(file);
+		rmSync(join(dir, '.n8n-dev'), { recursive: true, force: true });
 	});
+
+	/** What `npm start` leaves in the checkout: n8n's cached editor build in .n8n-dev/, with the config it writes. */
+	const devHome = () => {
+		// A .ts file, which n8n's root config has rules for (it lints .js files with none, slowly but without a finding).
+		write('.n8n-dev/.cache/n8n/public/assets/index.ts', 'console.log(notDefined);\n');
+		keepOutOfLint(join(dir, '.n8n-dev'));
+	};
 
 	it('lets tests, bench and scripts use timers, fs and process; applies n8n\'s rules to shipped code', () => {
 		// Code that runs outside n8n may use timers, the file system and the process.
 		write('test/helper.ts', "import { readFileSync } from 'fs';\nsetTimeout(() => readFileSync('x'), 1);\n");
 		write('bench/run.ts', 'setTimeout(() => process.exit(0), 1);\nconsole.log(process.argv);\n');
 		write('scripts/tool.ts', "import { writeFileSync } from 'fs';\nwriteFileSync('x', process.env.X ?? '');\n");
+		devHome();
 		const clean = lint();
 		expect(clean.output).toContain('ESLINT_FLAGS=unstable_config_lookup_from_file n8n-node lint');
 		expect(clean.output).not.toMatch(/Strict mode violation/);
@@ -118,12 +130,15 @@ describe('npm run lint (n8n-node lint in strict mode, per-folder configs)', () =
 		expect(dirty.status).toBe(1);
 		expect(dirty.output).toContain('@n8n/community-nodes/require-node-api-error');
 		expect(dirty.output).toContain('no-console');
-		expect(dirty.output).not.toMatch(/test\/helper\.ts|bench\/run\.ts|scripts\/tool\.ts/);
+		expect(dirty.output).not.toMatch(/test\/helper\.ts|bench\/run\.ts|scripts\/tool\.ts|\.n8n-dev/);
 	});
 
-	it('lints tests too, with rules that fit them (no any, no unused variables)', () => {
+	it('lints tests too, with rules that fit them (no any, no unused variables); control: the dev home without its config is linted', () => {
 		write('test/helper.ts', 'export const value: any = 1;\nconst unused = 2;\nconsole.log(value);\n');
+		devHome();
+		remove('.n8n-dev/eslint.config.mjs');
 		const result = lint();
+		expect(result.output).toMatch(/\.n8n-dev\/\.cache\/n8n\/public\/assets\/index\.ts/);
 		expect(result.status).toBe(1);
 		expect(result.output).toMatch(/test\/helper\.ts/);
 		expect(result.output).toContain('@typescript-eslint/no-explicit-any');
