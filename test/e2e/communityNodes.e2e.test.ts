@@ -179,7 +179,7 @@ describe('Settings → Community nodes in Chromium on n8n 2.41.1: install, updat
 		durable = durableWebhookWorkflow({ id: 'ggCommunityDur01', webhookPath: DURABLE_PATH });
 		const search = linearWorkflow('Find the Gen Gateway nodes', []);
 		searchWorkflowId = search.id as string;
-		// The credential through n8n's CLI (its first call also runs the migrations): over REST, n8n refuses a credential
+		// The credential through n8n's CLI: over REST, n8n refuses a credential
 		// whose type no installed package defines yet ("Unrecognized credential type").
 		await home.importCredential(exampleCredential(mock.url, apiKey));
 

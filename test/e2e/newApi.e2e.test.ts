@@ -265,7 +265,7 @@ describe('the main jobs in a real n8n against the mock speaking as new-api', () 
 			type: 'genGatewayApi',
 			data: { baseUrl: mock.url, apiKey: wrongKey },
 		};
-		// The server first (it runs n8n's migrations); the imports go through its REST API as the editor's do, and the
+		// The server first; the imports go through its REST API as the editor's do, and the
 		// credential test below asks the same server. n8n assigns the credentials' ids: the workflow names n8n's.
 		server = await home.startServer();
 		[credential.id, refusedCredential.id] = await server.importCredentials([credential, refusedCredential]);

@@ -1,10 +1,12 @@
 // The e2e toolkit itself, against n8n's own nodes (independent of our package and of dist/): runs are parsed,
-// binaries stored in filesystem mode are found from their ids, and the secret scan does find what is there.
+// binaries stored in filesystem mode are found from their ids, the secret scan does find what is there, and a new home
+// starts from the install's migrated database.
 import { createHash, randomBytes } from 'crypto';
 import * as http from 'http';
 import type { AddressInfo } from 'net';
 
 import { createN8nHome, linearWorkflow, nodeItems, nodeJson, randomId, type N8nHome } from './n8n';
+import { databaseFiles, templatePath } from './support/templateDb';
 
 const SETUP_TIMEOUT = 20 * 60_000;
 const RUN_TIMEOUT = 3 * 60_000;
@@ -76,6 +78,26 @@ describe('e2e toolkit on a real n8n', () => {
 			expect(hits).toContainEqual({ where: 'process output', form: 'base64' });
 			expect(hits.some((hit) => hit.where.startsWith(`${home.n8nFolder}/database.sqlite`))).toBe(true);
 			expect(home.findSecret(`absent-${randomId(20)}`)).toEqual([]);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		"starts a new home from the install's migrated database: its first n8n process runs no migration (an empty one runs them all)",
+		async () => {
+			const seeded = await createN8nHome({ withPackage: false });
+			const empty = await createN8nHome({ withPackage: false, emptyDatabase: true });
+			try {
+				const runs = await Promise.all([seeded.cli(['list:workflow']), empty.cli(['list:workflow'])]);
+				expect(runs.map((run) => run.exitCode)).toEqual([0, 0]);
+				const migrations = (of: N8nHome) => of.logs().match(/Starting migration \w+/g) ?? [];
+				expect(migrations(empty).length).toBeGreaterThan(100);
+				expect(migrations(seeded)).toEqual([]);
+				expect(databaseFiles(templatePath(seeded.install))).toContain('database.sqlite');
+			} finally {
+				await seeded.dispose();
+				await empty.dispose();
+			}
 		},
 		RUN_TIMEOUT,
 	);
