@@ -28,9 +28,10 @@
  *   its limit about once per 90 answers (fake clock, 20, 6, 2 and 1 requests/s: 0.6, 1.2, 1.8 and 3.7% refused, the
  *   start's burst included), and a queue-mode worker whose partner stopped takes the freed share in seconds.
  * - The key is shared when a first burst was refused whole, or a limit measured between refusals (from 10 answers at
- *   least) is under 90% of the most measured before, or under 70% of what the start's burst showed (2 accepted at least). Queue-mode workers pace by themselves (n8n gives
- *   a node no shared place but a Data Table, a sub-workflow run per access), so what each finds is its share; one that
- *   knows its key is shared probes three times as often, as its share may free up at any time.
+ *   least) is under 90% of the most measured before, or under 70% of what the start's burst showed (2 accepted at
+ *   least). Queue-mode workers pace by themselves (n8n gives a node no shared place but a Data Table, a sub-workflow
+ *   run per access), so what each finds is its share; one that knows its key is shared probes three times as often,
+ *   as its share may free up at any time.
  * - Once the service has taken clearly more than the rate it refused at (1.5 times, over a quiet window), that rate was
  *   no limit (a 429 at low demand): the rate grows ×1.5 per quiet window, up to 1.5 times what was taken, until the
  *   next 429. A token bucket's burst cannot fake it (a second's worth over 3 s is 1.33 times).

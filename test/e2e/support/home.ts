@@ -106,7 +106,7 @@ export class N8nHome {
 		if (withPackage) installPackage(dir, options.installRoute ?? 'n8n', install.path);
 		const home = new N8nHome(path.resolve(dir), install, settings, options);
 		const sqlite = (options.env?.DB_TYPE ?? 'sqlite') === 'sqlite';
-		if (sqlite && !options.emptyDatabase) await seedDatabase(home.n8nFolder, install, (target) => migratedDatabase(target));
+		if (sqlite && !options.emptyDatabase) await seedDatabase(home.n8nFolder, install, migratedDatabase);
 		recordPhase('home', `home (${withPackage ? (options.installRoute ?? 'n8n') : 'no package'})`, startedAt);
 		return home;
 	}
