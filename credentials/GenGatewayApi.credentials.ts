@@ -19,6 +19,24 @@ function refusedKeyRule(status: 401 | 403): IAuthenticateRuleResponseCode {
 	};
 }
 
+/**
+ * What the credential test says when the base URL redirects: n8n's Test follows no redirect here (its helper would
+ * carry the key to a sub-domain, or re-add it on any other host), so the key never leaves the base URL's origin.
+ * n8n's rule messages are fixed text, so it cannot name the target; the nodes' errors do (transport/redirects.ts).
+ */
+function redirectRule(status: 301 | 302 | 303 | 307 | 308): IAuthenticateRuleResponseCode {
+	return {
+		type: 'responseCode',
+		properties: {
+			value: status,
+			message:
+				`The Base URL redirects (${status}) instead of answering GET /v1/models, and the API key is never sent on to ` +
+				'another address. Enter the address the service answers at as the Base URL: often https:// instead of ' +
+				"http://, or another host name. The Models node's error names where it redirects.",
+		},
+	};
+}
+
 /** Base URL + Bearer key. Tested with the free `GET /v1/models`, which reads only and submits nothing. */
 export class GenGatewayApi implements ICredentialType {
 	name = 'genGatewayApi';
@@ -71,11 +89,17 @@ export class GenGatewayApi implements ICredentialType {
 			baseURL: '={{String($credentials.baseUrl).trim().replace(/\\/+$/, "").replace(/\\/v1$/i, "")}}',
 			url: '/v1/models',
 			method: 'GET',
+			// Not followed: a redirect would take the key with it (n8n adds it back on every hop; see redirectRule).
+			disableFollowRedirect: true,
 		},
 		// n8n's credential test shows only its own text for an error status (n8n 2.x: the rule's message for that status;
 		// 1.x its generic hint); say what the status means here. The nodes show the service's own message; a credential
 		// test cannot (README "Credentials"). 401 (new-api: wrong or missing key) and 403 (a key the service knows but
 		// refuses, or a banned user, IP or group) are both a refused key, and say so alike.
-		rules: [refusedKeyRule(401), refusedKeyRule(403)],
+		rules: [
+			refusedKeyRule(401),
+			refusedKeyRule(403),
+			...([301, 302, 303, 307, 308] as const).map(redirectRule),
+		],
 	};
 }

@@ -42,7 +42,9 @@ function forwardable(headers: IncomingHttpHeaders): IncomingHttpHeaders {
 	return Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_BY_HOP.has(name.toLowerCase())));
 }
 
-/** `hosts` maps a host name to the `host:port` that serves it; other names are refused. */
+/**
+ * `hosts` maps a host name, or a `name:port` (asked first), to the `host:port` that serves it; other names are refused.
+ */
 export async function startTestProxy(hosts: Record<string, string>): Promise<TestProxy> {
 	const log: ProxyLogEntry[] = [];
 	const server = createServer((req, res) => {
@@ -52,7 +54,7 @@ export async function startTestProxy(hosts: Record<string, string>): Promise<Tes
 		} catch {
 			target = undefined;
 		}
-		const upstream = target && target.protocol === 'http:' ? hosts[target.hostname] : undefined;
+		const upstream = target && target.protocol === 'http:' ? (hosts[target.host] ?? hosts[target.hostname]) : undefined;
 		const entry: ProxyLogEntry = {
 			method: req.method ?? 'GET',
 			url: req.url ?? '',
