@@ -6,9 +6,12 @@ import { spawnMockProcess, type MockClient } from '../mock/process';
 import { logCursor, RUN_TIMEOUT, SETUP_TIMEOUT } from './workflows/runs';
 import { createN8nHome, e2eMajor, freePort, randomId, type CredentialImport, type N8nHome, type N8nServer } from './n8n';
 import { GenGatewayApi } from '../../credentials/GenGatewayApi.credentials';
+import { sendJson, startScriptedServer } from '../support/scriptedServer';
 
-/** The credential's own message for a 403 (its test `rules`). */
-const RULE_403 = new GenGatewayApi().test.rules!.find((rule) => rule.properties.value === 403)!.properties.message;
+/** The credential's own message for a status (its test `rules`). */
+const ruleFor = (status: number) =>
+	new GenGatewayApi().test.rules!.find((rule) => rule.properties.value === status)!.properties.message;
+const RULE_403 = ruleFor(403);
 
 /**
  * What n8n answers when the test request fails (measured): never the service's error.message. n8n 2.41 applies the
@@ -135,6 +138,31 @@ describe('Gen Gateway API credential test in a real n8n', () => {
 
 			expect(result.status).toBe('Error');
 			expect(result.message).toBe(N8N_SAYS.refused);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it.each([302, 307])(
+		'with a base URL that redirects (%i) to another origin: the key is not sent there, and the Test says to enter the ' +
+			'address the service answers at (issue 51, point 2: it was sent, and the Test said "Connection successful!")',
+		async (status) => {
+			const elsewhere = await startScriptedServer((_req, res) => sendJson(res, 200, { object: 'list', data: [] }));
+			const redirector = await startScriptedServer((_req, res) =>
+				res.writeHead(status, { location: `${elsewhere.url.replace('127.0.0.1', 'localhost')}/v1/models` }).end(),
+			);
+			try {
+				const result = await testCredential({ ...(await storedData()), baseUrl: redirector.url });
+
+				expect(redirector.requests.map((request) => [request.path, request.headers.authorization !== undefined])).toEqual([
+					['/v1/models', true],
+				]);
+				expect(elsewhere.requests).toEqual([]);
+				expect(result.status).toBe('Error');
+				if (e2eMajor() === 2) expect(result.message).toBe(ruleFor(status));
+			} finally {
+				await elsewhere.close();
+				await redirector.close();
+			}
 		},
 		RUN_TIMEOUT,
 	);
