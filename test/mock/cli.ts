@@ -1,7 +1,7 @@
 /**
  * `npm run mock`: the mock service as a standalone process.
  * Env: PORT (default 4010; 0 = random), MOCK_HOST, MOCK_API_KEY, MOCK_SECONDARY_KEYS (JSON), MOCK_DEFAULTS (JSON task
- * script), MOCK_RATE_LIMIT (requests/s per key), MOCK_TASK_SECONDS (e.g. `50-70`), MOCK_READ_FAULT_RATE (0..1),
+ * script), MOCK_RATE_LIMIT (requests/s per key), MOCK_LIMITER (its kind, limits.ts LIMITER_KINDS), MOCK_TASK_SECONDS (e.g. `50-70`), MOCK_READ_FAULT_RATE (0..1),
  * MOCK_FETCH_MEDIA (`off`: never fetch submitted frame/reference URLs; default `loopback`) (see limits.ts),
  * MOCK_PERSONALITY (`new-api`: answer as the gateway new-api does; see README.md), MOCK_EXIT_WITH_STDIN=1 (exit when
  * stdin closes: set by process.ts so a dead parent never leaves us behind).

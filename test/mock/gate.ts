@@ -1,6 +1,6 @@
 /** Applies the service-wide limits (limits.ts) to one authorized /v1 request, before any route or fault rule. */
 import { cut, note, sendJson, sendError, type RequestContext } from './context';
-import { emptyStats, keyLabel, type KeyStats } from './limits';
+import { emptyStats, keyLabel, limiterKindOf, type KeyStats } from './limits';
 import { isRelayPath, sendRelayRateLimited } from './newApi';
 
 /** 'answered' when the request was refused (429) or faulted; otherwise the key's stats to count submissions into. */
@@ -14,7 +14,7 @@ export function applyLimits(ctx: RequestContext, key: string): KeyStats | 'answe
 	// new-api's rate limiter guards its relay group (chat, responses, images), not /v1/tasks or /v1/models.
 	const newApi = ctx.personality === 'new-api';
 	const guarded = !newApi || isRelayPath(ctx.url.pathname);
-	const retryAfter = guarded ? state.limiter.take(label, state.limits.rateLimit) : undefined;
+	const retryAfter = guarded ? state.limiter.take(label, state.limits.rateLimit, Date.now(), limiterKindOf(state.limits, label)) : undefined;
 	if (retryAfter !== undefined && newApi) {
 		stats.limited++;
 		sendRelayRateLimited(ctx);

@@ -10,6 +10,9 @@ import { createHash } from 'crypto';
 export interface MockLimits {
 	/** Requests per second per API key; 0 = unlimited. Burst: one second's worth. */
 	rateLimit: number;
+	/** The limiter's kind (LIMITER_KINDS): for every key, unless `keyLimiters` names the key's label; default 'bucket'. */
+	limiter?: LimiterKind;
+	keyLimiters?: Record<string, LimiterKind>;
 	/** Task duration (queued + running) drawn uniformly from [min, max] seconds; unset = the task script's timings. */
 	taskSeconds?: [number, number];
 	/** Share 0..1 of GET requests under /v1 answered 503 or with a dropped connection (half each). */
@@ -46,12 +49,19 @@ export function parseSecondsRange(text: string | undefined): [number, number] | 
 	return max >= min ? [min, max] : undefined;
 }
 
+/** The limiter kind of a key (its label): its own, else the limits' default, else the token bucket. */
+export function limiterKindOf(limits: MockLimits, label: string): LimiterKind {
+	return limits.keyLimiters?.[label] ?? limits.limiter ?? 'bucket';
+}
+
 /** Reads the knobs from an environment (unset/invalid = no limit). */
 export function limitsFromEnv(env: NodeJS.ProcessEnv): MockLimits {
 	const rate = Number(env.MOCK_RATE_LIMIT ?? 0);
 	const faults = Number(env.MOCK_READ_FAULT_RATE ?? 0);
+	const kind = env.MOCK_LIMITER?.trim();
 	return {
 		rateLimit: Number.isFinite(rate) && rate > 0 ? rate : 0,
+		...(isLimiterKind(kind) ? { limiter: kind } : {}),
 		taskSeconds: parseSecondsRange(env.MOCK_TASK_SECONDS),
 		readFaultRate: Number.isFinite(faults) ? Math.min(1, Math.max(0, faults)) : 0,
 		fetchMedia: env.MOCK_FETCH_MEDIA?.trim().toLowerCase() === 'off' ? 'off' : 'loopback',
@@ -66,6 +76,17 @@ export function mergeLimits(current: MockLimits, input: unknown): MockLimits | s
 	if ('rateLimit' in src) {
 		if (typeof src.rateLimit !== 'number' || !(src.rateLimit >= 0)) return 'rateLimit: a number >= 0';
 		next.rateLimit = src.rateLimit;
+	}
+	if ('limiter' in src) {
+		if (!isLimiterKind(src.limiter)) return `limiter: one of ${LIMITER_KINDS.join(', ')}`;
+		next.limiter = src.limiter;
+	}
+	if ('keyLimiters' in src) {
+		const map = src.keyLimiters;
+		if (map === null) next.keyLimiters = undefined;
+		else if (!map || typeof map !== 'object' || !Object.values(map).every(isLimiterKind))
+			return `keyLimiters: {<key label>: one of ${LIMITER_KINDS.join(', ')}}, or null`;
+		else next.keyLimiters = { ...(map as Record<string, LimiterKind>) };
 	}
 	if ('readFaultRate' in src) {
 		const r = src.readFaultRate;
@@ -90,29 +111,140 @@ export function mergeLimits(current: MockLimits, input: unknown): MockLimits | s
 }
 
 /**
- * A token bucket per key: `rateLimit` tokens a second, at most one second's worth stored. A refused request takes
- * no token (it did no work), so a client that waits `Retry-After` gets through.
+ * The kinds of limiter gateways run (issue 52), each at `rate` requests/s for one key; `take` answers undefined
+ * (allowed) or the whole seconds to send as `Retry-After`. A refused request counts for nothing in any of them.
+ * - `bucket`: a token bucket holding a second's worth (one token at least), the default; `bucket-5s`: five seconds' worth.
+ * - `log-ms`: a sliding-window log, at most rate × 1 s requests in any 1 s (millisecond timestamps).
+ * - `log-s`: the same with whole-second timestamps (new-api's in-memory limiter, common/rate-limit.go): in effect at
+ *   most that many requests in each calendar second.
+ * - `window-1s`, `window-60s`: a fixed window, a counter of rate × 1 s (60 s) reset at each second (minute).
+ * - `gcra`: GCRA (a leaky bucket as a meter): one request per 1/rate, a tolerance of one interval (a burst of two).
+ * A window holds rate × its length requests, one at least: under 1 request/s its length grows to hold one (0.5/s: 2 s).
+ */
+export const LIMITER_KINDS = ['bucket', 'bucket-5s', 'log-ms', 'log-s', 'window-1s', 'window-60s', 'gcra'] as const;
+export type LimiterKind = (typeof LIMITER_KINDS)[number];
+
+export interface Limiter {
+	take(now: number): number | undefined;
+}
+
+/** A window of `seconds` at `rate`: how many requests it holds (one at least) and its length then (ms). */
+function windowOf(rate: number, seconds: number): { count: number; ms: number } {
+	const count = Math.max(1, Math.round(rate * seconds));
+	return { count, ms: Math.max(seconds * 1000, Math.round((count * 1000) / rate)) };
+}
+
+const retryAfter = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+function tokenBucket(rate: number, burstSeconds: number): Limiter {
+	const capacity = Math.max(1, rate * burstSeconds);
+	let tokens = capacity;
+	let at: number | undefined;
+	return {
+		take(now) {
+			tokens = Math.min(capacity, tokens + ((now - (at ?? now)) / 1000) * rate);
+			at = now;
+			if (tokens >= 1) {
+				tokens -= 1;
+				return undefined;
+			}
+			return Math.max(1, Math.ceil((1 - tokens) / rate));
+		},
+	};
+}
+
+function slidingLog(rate: number, wholeSeconds: boolean): Limiter {
+	const { count, ms } = windowOf(rate, 1);
+	const times: number[] = [];
+	if (wholeSeconds) {
+		// new-api: a queue of whole-second times; a request passes while the queue is short or its oldest is a window old.
+		const seconds = Math.round(ms / 1000);
+		return {
+			take(now) {
+				const second = Math.floor(now / 1000);
+				if (times.length >= count && second - times[0] < seconds) return Math.max(1, times[0] + seconds - second);
+				if (times.length >= count) times.shift();
+				times.push(second);
+				return undefined;
+			},
+		};
+	}
+	return {
+		take(now) {
+			while (times.length > 0 && times[0] <= now - ms) times.shift();
+			if (times.length >= count) return retryAfter(times[0] + ms - now);
+			times.push(now);
+			return undefined;
+		},
+	};
+}
+
+function fixedWindow(rate: number, seconds: number): Limiter {
+	const { count, ms } = windowOf(rate, seconds);
+	let index = -1;
+	let used = 0;
+	return {
+		take(now) {
+			const current = Math.floor(now / ms);
+			if (current !== index) [index, used] = [current, 0];
+			if (used >= count) return retryAfter((current + 1) * ms - now);
+			used++;
+			return undefined;
+		},
+	};
+}
+
+function gcra(rate: number): Limiter {
+	const interval = 1000 / rate;
+	let due = -Infinity;
+	return {
+		take(now) {
+			if (now < due - interval) return retryAfter(due - interval - now);
+			due = Math.max(due, now) + interval;
+			return undefined;
+		},
+	};
+}
+
+/** A limiter of `kind` at `rate` requests/s (a window's count and length from it, windowOf). */
+export function makeLimiter(kind: LimiterKind, rate: number): Limiter {
+	switch (kind) {
+		case 'bucket':
+			return tokenBucket(rate, 1);
+		case 'bucket-5s':
+			return tokenBucket(rate, 5);
+		case 'log-ms':
+			return slidingLog(rate, false);
+		case 'log-s':
+			return slidingLog(rate, true);
+		case 'window-1s':
+			return fixedWindow(rate, 1);
+		case 'window-60s':
+			return fixedWindow(rate, 60);
+		case 'gcra':
+			return gcra(rate);
+	}
+}
+
+export const isLimiterKind = (value: unknown): value is LimiterKind => LIMITER_KINDS.includes(value as LimiterKind);
+
+/**
+ * A limiter per key: `rateLimit` requests/s, of the key's kind (`limiter` of the limits, `keyLimiters` by key label),
+ * the token bucket by default. A kind or rate changed at run time starts the key's limiter afresh.
  */
 export class RateLimiter {
-	private buckets = new Map<string, { tokens: number; at: number }>();
+	private limiters = new Map<string, { kind: LimiterKind; rate: number; limiter: Limiter }>();
 
 	/** undefined = allowed; otherwise the whole seconds to send as `Retry-After`. */
-	take(label: string, rate: number, now = Date.now()): number | undefined {
+	take(label: string, rate: number, now = Date.now(), kind: LimiterKind = 'bucket'): number | undefined {
 		if (!(rate > 0)) return undefined;
-		const capacity = Math.max(1, rate);
-		const bucket = this.buckets.get(label) ?? { tokens: capacity, at: now };
-		bucket.tokens = Math.min(capacity, bucket.tokens + ((now - bucket.at) / 1000) * rate);
-		bucket.at = now;
-		this.buckets.set(label, bucket);
-		if (bucket.tokens >= 1) {
-			bucket.tokens -= 1;
-			return undefined;
-		}
-		return Math.max(1, Math.ceil((1 - bucket.tokens) / rate));
+		let entry = this.limiters.get(label);
+		if (!entry || entry.kind !== kind || entry.rate !== rate) this.limiters.set(label, (entry = { kind, rate, limiter: makeLimiter(kind, rate) }));
+		return entry.limiter.take(now);
 	}
 
 	clear(): void {
-		this.buckets.clear();
+		this.limiters.clear();
 	}
 }
 

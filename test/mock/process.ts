@@ -75,6 +75,7 @@ export async function spawnMockProcess(opts: MockProcessOptions = {}): Promise<M
 		...(opts.secondaryKeys ? { MOCK_SECONDARY_KEYS: JSON.stringify(opts.secondaryKeys) } : {}),
 		...(opts.defaults ? { MOCK_DEFAULTS: JSON.stringify(opts.defaults) } : {}),
 		...(opts.limits?.rateLimit !== undefined ? { MOCK_RATE_LIMIT: String(opts.limits.rateLimit) } : {}),
+		...(opts.limits?.limiter !== undefined ? { MOCK_LIMITER: opts.limits.limiter } : {}),
 		...(opts.limits?.taskSeconds ? { MOCK_TASK_SECONDS: opts.limits.taskSeconds.join('-') } : {}),
 		...(opts.limits?.readFaultRate !== undefined ? { MOCK_READ_FAULT_RATE: String(opts.limits.readFaultRate) } : {}),
 		...(opts.limits?.fetchMedia !== undefined ? { MOCK_FETCH_MEDIA: opts.limits.fetchMedia } : {}),
