@@ -5,6 +5,7 @@ import { modelSearch } from '../shared/descriptions/models';
 import { modelLocator } from '../shared/descriptions/requestFields';
 import { samplingOption, textTimeoutOption } from '../shared/descriptions/chatOptions';
 import { timeoutMsOf } from '../shared/descriptions/timeoutOption';
+import { noteSupply } from '../shared/run/callIdentity';
 import { gatewayChatModel } from './gatewayChatModel';
 import { loadAiNodeSdk, requireN8n2Host, supplyModelFailure } from './sdkHost';
 
@@ -115,6 +116,8 @@ export class GenGatewayChatModel implements INodeType {
 	methods = { listSearch: { searchModels: modelSearch('chatModel') } };
 
 	async supplyData(this: ISupplyDataFunctions, itemIndex: number): Promise<SupplyData> {
+		// Before any wait: which model of the root's try this is names its row (shared/run/callIdentity.ts).
+		noteSupply(this);
 		const sdk = await loadAiNodeSdk(this, itemIndex);
 		const model = this.getNodeParameter('model', itemIndex, '', { extractValue: true }) as string;
 		const options = this.getNodeParameter('options', itemIndex, {}) as ModelOptions;

@@ -14,7 +14,8 @@ import type { StreamAssembler } from '../GenGatewayChat/stream/assembler';
 import { TIMEOUT_ADVICE } from '../shared/descriptions/timeoutOption';
 import { recall, remember, keptError } from '../shared/run/guardMemory';
 import { fingerprint } from '../shared/run/fingerprint';
-import { guardScope, guardSlot } from '../shared/run/submissionGuard';
+import { askedBefore, suppliedAs } from '../shared/run/callIdentity';
+import { guardScope, guardSlot, rootNodeOf } from '../shared/run/submissionGuard';
 import type { GuardSlot } from '../shared/run/submissionGuard';
 import { rejectErrorAnswer } from '../shared/transport/answerError';
 import { asNodeError, redact } from '../shared/transport/errors';
@@ -63,22 +64,23 @@ function retryPolicy(settings: CompletionSettings): Partial<RetryPolicy> {
 	return { maxAttempts: retries + 1, maxRateLimitedRetries: retries };
 }
 
-/** The root node the model serves (n8n-core's supply context knows it, both lines; not in n8n-workflow's types). */
-const rootNodeOf = (ctx: IExecuteFunctions) => (ctx as { parentNode?: { name?: unknown } }).parentNode?.name;
-
 /**
- * Where a call of the model is remembered: the root node's run (n8n gives a sub-node the root's run index) and the
- * conversation without its system messages. A sub-node is not told which item of its root node a call serves (root
- * nodes ask for the model with index 0, and one model may serve every item), so the conversation stands for the item;
- * the system message, where a prompt's `{{ $now }}` usually is, is left out, so a retry's call is the same call.
+ * Where a call of the model is remembered: the root node's run (n8n gives a sub-node the root's run index), the
+ * model as the root asked for it, the conversation without its system messages, and how many calls of that
+ * conversation this try of the root asked before (callIdentity.ts). A sub-node is not told which row of its root a
+ * call serves (root nodes ask for the model with index 0, and one model may serve every row): a chain asks for the
+ * model once per row, so which model of the try stands for the row; an agent shares one, so the conversation and its
+ * count do. Two rows with the same text are two calls; the root's retry asks them in the same order again. The system
+ * message, where a prompt's `{{ $now }}` usually is, is left out, so a retry's call is the same call.
  */
 function callSlot(ctx: IExecuteFunctions, itemIndex: number, body: IDataObject) {
 	const { executionId, nodeName, runIndex } = guardScope(ctx);
-	const root = rootNodeOf(ctx);
+	const root = rootNodeOf(ctx)?.name;
 	const scope = { executionId, runIndex, nodeName: typeof root === 'string' ? `${root}\u0000${nodeName}` : nodeName };
 	const messages = Array.isArray(body.messages) ? (body.messages as IDataObject[]) : [];
 	const asked = messages.filter((message) => message.role !== 'system' && message.role !== 'developer');
-	return guardSlot(scope, itemIndex, `POST ${COMPLETIONS_PATH} ${fingerprint(JSON.stringify([body.model, asked]))}`);
+	const call = `${suppliedAs(ctx)} ${fingerprint(JSON.stringify([body.model, asked]))}`;
+	return guardSlot(scope, itemIndex, `POST ${COMPLETIONS_PATH} ${call} ${askedBefore(ctx, call) ?? 0}`);
 }
 
 /**

@@ -86,3 +86,45 @@ it('agent loop (model shared by the items, as Agent V1/V2), Retry On Fail: a dif
 		await server.close();
 	}
 });
+
+/**
+ * Issue 51, defect 4: rows with the same text are distinct calls. Keyed by the conversation alone, row 3 shared row 1's
+ * slot and was refused after row 1's unknown outcome although it had never been sent (no retry involved).
+ */
+describe('rows with the same text (issue 51)', () => {
+	const rows = [{ q: 'refund please' }, { q: 'where is my order' }, { q: 'refund please' }];
+
+	it.each(['perItem', 'once'])('a chain over rows with a repeated text (model asked %s, Continue On Fail), row 1 answered 500: row 3 is sent', async (supply) => {
+		const server = await firstFails();
+		try {
+			const run = await runWithModel({
+				roots: [{ name: 'Chain', parameters: { supply }, settings: { continueOnFail: true } }],
+				input: rows,
+				credentials: { baseUrl: server.url, apiKey: API_KEY },
+			});
+			expect(postsTo(server, '/v1/chat/completions').map((r) => askedOf(r.body))).toEqual(['refund please', 'where is my order', 'refund please']);
+			const out = rootOutput(run, 'Chain');
+			expect(out[0].error).toMatch(/internal|500/i);
+			expect(out[2].text).toBe('answer to refund please');
+		} finally {
+			await server.close();
+		}
+	});
+
+	it('the chain retried (Retry On Fail): row 1, whose outcome was unknown, is never sent again; row 3 is', async () => {
+		const server = await firstFails();
+		try {
+			await runWithModel({
+				roots: [{ name: 'Chain', parameters: { supply: 'perItem' }, settings: { continueOnFail: true, retryOnFail: true, maxTries: 2, waitBetweenTries: 1 } }],
+				input: rows,
+				credentials: { baseUrl: server.url, apiKey: API_KEY },
+			});
+			// Try 1: all three rows. Try 2 (its first item failed): row 1 refused, rows 2 and 3 asked again.
+			expect(postsTo(server, '/v1/chat/completions').map((r) => askedOf(r.body))).toEqual([
+				'refund please', 'where is my order', 'refund please', 'where is my order', 'refund please',
+			]);
+		} finally {
+			await server.close();
+		}
+	});
+});

@@ -75,3 +75,94 @@ it('two tool calls supplied at once (Agent V2 batch, one tool per item), differe
 		await server.close();
 	}
 });
+
+/**
+ * Issue 51, defect 3: a model that answers "two pictures of a lighthouse" with two parallel calls of the same arguments
+ * got one POST, and the second call a false "unknown outcome" (both calls shared one slot, keyed by agent and
+ * arguments). Two calls asked are two requests; n8n's Retry On Fail and the agent's own retry of a call are not.
+ */
+describe('identical tool calls (issue 51)', () => {
+	const lighthouse = { subject: 'lighthouse' };
+	const subjectParams = { ...imageParams, prompt: "=a picture of {{ $fromAI('subject') }}" };
+	/** Answers every POST after `delayMs` (so that one step's calls overlap), the ones numbered in `fail` with a 500. */
+	const imageServer = async (fail: number[] = [], delayMs = 200) => {
+		let n = 0;
+		return await startScriptedServer((_req, res) => {
+			const i = ++n;
+			setTimeout(() => {
+				if (fail.includes(i)) sendJson(res, 500, { error: { message: 'internal' } });
+				else sendJson(res, 200, { created: 1, data: [{ b64_json: PNG.toString('base64'), revised_prompt: `image ${i}` }] });
+			}, delayMs);
+		});
+	};
+	const results = (run: Awaited<ReturnType<typeof runWithTool>>) => (outputOf(run) as { results: string[] }).results;
+
+	it('two identical calls in one step: two requests, two images, no "unknown outcome"', async () => {
+		const server = await imageServer();
+		try {
+			const run = await runWithTool({
+				tool: imageTool(),
+				toolParameters: subjectParams,
+				callerParameters: { steps: JSON.stringify([[lighthouse, lighthouse]]) },
+				credentials: { baseUrl: server.url, apiKey: API_KEY },
+			});
+			expect(postsTo(server, '/v1/images/generations')).toHaveLength(2);
+			expect(results(run).filter((r) => r.startsWith('ERROR'))).toEqual([]);
+		} finally {
+			await server.close();
+		}
+	});
+
+	it('three identical calls in one step, the tool with Retry On Fail, the first answered 500: three requests, the 500 not resent', async () => {
+		const server = await imageServer([1]);
+		try {
+			const run = await runWithTool({
+				tool: imageTool(),
+				toolParameters: subjectParams,
+				toolSettings: RETRY,
+				callerParameters: { steps: JSON.stringify([[lighthouse, lighthouse, lighthouse]]) },
+				credentials: { baseUrl: server.url, apiKey: API_KEY },
+			});
+			expect(postsTo(server, '/v1/images/generations')).toHaveLength(3);
+			const errors = results(run).filter((r) => r.startsWith('ERROR'));
+			expect(errors).toHaveLength(1);
+			expect(errors[0]).toMatch(/Not resubmitted: an earlier try of this item in this execution had an unknown outcome/);
+		} finally {
+			await server.close();
+		}
+	});
+
+	it("the agent's own retry (its Retry On Fail) asks the same step again: nothing is sent twice", async () => {
+		const server = await imageServer([1]);
+		try {
+			const run = await runWithTool({
+				tool: imageTool(),
+				toolParameters: subjectParams,
+				callerParameters: { steps: JSON.stringify([[lighthouse, lighthouse]]), failOnError: true },
+				callerSettings: { retryOnFail: true, maxTries: 3, waitBetweenTries: 1 },
+				credentials: { baseUrl: server.url, apiKey: API_KEY },
+			});
+			// Try 1: two requests, one unknown (500). Tries 2 and 3: the unknown one refused, the answered one reused.
+			expect(postsTo(server, '/v1/images/generations')).toHaveLength(2);
+			expect(run.data.resultData.error?.message).toMatch(/Not resubmitted/);
+		} finally {
+			await server.close();
+		}
+	});
+
+	it('the same call in two steps, one after the other: two requests', async () => {
+		const server = await imageServer();
+		try {
+			const run = await runWithTool({
+				tool: imageTool(),
+				toolParameters: subjectParams,
+				callerParameters: { steps: JSON.stringify([[lighthouse], [lighthouse]]) },
+				credentials: { baseUrl: server.url, apiKey: API_KEY },
+			});
+			expect(postsTo(server, '/v1/images/generations')).toHaveLength(2);
+			expect(results(run).filter((r) => r.startsWith('ERROR'))).toEqual([]);
+		} finally {
+			await server.close();
+		}
+	});
+});

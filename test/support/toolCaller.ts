@@ -23,7 +23,13 @@ function asTool<T extends INodeType>(node: T): T {
 export const imageTool = () => asTool(new GenGatewayImage());
 export const chatTool = () => asTool(new GenGatewayChat());
 
-/** An agent-like root node: asks for its tools and calls the first one `calls` times (in parallel when `parallel`). */
+/**
+ * An agent-like root node: asks for its tools and calls the first one `calls` times (in parallel when `parallel`), or,
+ * given `steps` (a JSON list of steps, each a list of the calls' arguments), runs the steps one after the other and
+ * each step's calls at once, as LangChain runs one agent step's tool calls; every call gets its own arguments object,
+ * as LangChain's parse of a tool call makes one. `failOnError`: the run fails when a call failed (so that the node's
+ * Retry On Fail, the agent's own retry, runs the same steps again).
+ */
 export class ToolCaller implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Caller',
@@ -38,6 +44,8 @@ export class ToolCaller implements INodeType {
 			{ displayName: 'Calls', name: 'calls', type: 'number', default: 1 },
 			{ displayName: 'Parallel', name: 'parallel', type: 'boolean', default: false },
 			{ displayName: 'Supply per call', name: 'supplyPerCall', type: 'boolean', default: false },
+			{ displayName: 'Steps', name: 'steps', type: 'string', default: '' },
+			{ displayName: 'Fail on error', name: 'failOnError', type: 'boolean', default: false },
 		],
 	};
 
@@ -58,10 +66,26 @@ export class ToolCaller implements INodeType {
 				return `ERROR ${(error as Error).message}`;
 			}
 		};
-		const results = parallel
-			? await Promise.all(Array.from({ length: calls }, async (_, i) => await one(i)))
-			: [];
-		if (!parallel) for (let i = 0; i < calls; i++) results.push(await one(i));
+		const steps = this.getNodeParameter('steps', 0) as string;
+		const results: string[] = [];
+		if (steps) {
+			const tool = shared ?? (await getTool());
+			const call = async (args: object) => {
+				try {
+					return await tool.func(JSON.parse(JSON.stringify(args)) as object);
+				} catch (error) {
+					return `ERROR ${(error as Error).message}`;
+				}
+			};
+			for (const step of JSON.parse(steps) as object[][]) results.push(...(await Promise.all(step.map(call))));
+		} else if (parallel) {
+			results.push(...(await Promise.all(Array.from({ length: calls }, async (_, i) => await one(i)))));
+		} else {
+			for (let i = 0; i < calls; i++) results.push(await one(i));
+		}
+		if (this.getNodeParameter('failOnError', 0) as boolean && results.some((r) => r.startsWith('ERROR'))) {
+			throw new Error(`a tool call failed: ${results.find((r) => r.startsWith('ERROR'))}`);
+		}
 		return [[{ json: { results } }]];
 	}
 }
@@ -71,12 +95,14 @@ export async function runWithTool(opts: {
 	toolParameters: INodeParameters;
 	toolSettings?: Record<string, unknown>;
 	callerParameters?: INodeParameters;
+	/** The caller's node settings (its Retry On Fail: the agent's own retry). */
+	callerSettings?: Record<string, unknown>;
 	credentials: { baseUrl: string; apiKey: string };
 }): Promise<IRun> {
 	const nodeTypes = buildNodeTypes([opts.tool, new ToolCaller()]);
 	const nodes: IWorkflowBase['nodes'] = [
 		{ id: 's', name: 'Start', type: 'harness.start', typeVersion: 1, position: [0, 0] as [number, number], parameters: {} },
-		{ id: 'c', name: 'Caller', type: nodeTypes.fullType('toolCaller'), typeVersion: 1, position: [200, 0] as [number, number], parameters: opts.callerParameters ?? {} },
+		{ id: 'c', name: 'Caller', type: nodeTypes.fullType('toolCaller'), typeVersion: 1, position: [200, 0] as [number, number], parameters: opts.callerParameters ?? {}, ...(opts.callerSettings ?? {}) },
 		{
 			id: 't',
 			name: 'Tool',

@@ -47,14 +47,36 @@ describe('guardScope of a node called as an AI tool', () => {
 			...extra,
 		}) as unknown as IExecuteFunctions;
 
-	it('is known by its agent and arguments, not its run index, on n8n 2.x (isToolExecution) and 1.x (connection type)', () => {
+	it('is known by its agent and its call, not its run index, on n8n 2.x (isToolExecution) and 1.x (connection type)', () => {
 		const on2 = guardScope(ctx({ isToolExecution: () => true }, { prompt: 'a fox' }));
 		const on1 = guardScope(ctx({ connectionType: 'ai_tool' }, { prompt: 'a fox' }));
 		expect(on2).toEqual(on1);
-		expect(on2.nodeName.split('\u0000')).toEqual(['Image', 'tool', 'Agent', expect.stringMatching(/^[0-9a-f]{16}$/)]);
+		// Where the agent's run and try cannot be told: one slot for the same arguments (may refuse, never pays twice).
+		expect(on2.nodeName.split('\u0000')).toEqual(['Image', 'tool', 'Agent', '', expect.stringMatching(/^[0-9a-f]{16}$/), '0']);
 		expect(guardScope(ctx({ connectionType: 'ai_tool' }, { prompt: 'a hare' }))).not.toEqual(on1);
 		// Not a tool: the run index, as for any node run.
 		expect(guardScope(ctx({ connectionType: 'main' }, { prompt: 'a fox' }))).toEqual({ executionId: 'e1', nodeName: 'Image', runIndex: 7 });
+	});
+
+	it("tells calls apart by n8n's arguments object and their place in the agent's try; a retry of either is the same call", () => {
+		const agentRun = { node: { name: 'Agent' } };
+		const tryOne: unknown[] = [];
+		const tryTwo: unknown[] = [];
+		const inTry = (closeFunctions: unknown[], args: object) =>
+			guardScope(ctx({ isToolExecution: () => true, closeFunctions, getExecuteData: () => agentRun, parentNode: undefined }, args));
+		const a = { subject: 'lighthouse' };
+		const first = inTry(tryOne, a);
+		const second = inTry(tryOne, { subject: 'lighthouse' });
+		// Two calls with the same arguments in one try of the agent: two requests.
+		expect(second).not.toEqual(first);
+		// n8n's Retry On Fail of the tool hands the retry the same arguments object: the same call.
+		expect(inTry(tryOne, a)).toEqual(first);
+		// The agent's retry (a new try of the same run) asks them in the same order: the same calls.
+		expect(inTry(tryTwo, { subject: 'lighthouse' })).toEqual(first);
+		expect(inTry(tryTwo, { subject: 'lighthouse' })).toEqual(second);
+		// The agent's next run (a loop's next batch): other calls.
+		const next = guardScope(ctx({ isToolExecution: () => true, closeFunctions: [], getExecuteData: () => ({ node: { name: 'Agent' } }) }, a));
+		expect(next).not.toEqual(first);
 	});
 });
 

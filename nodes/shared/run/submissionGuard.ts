@@ -1,7 +1,8 @@
 import { NodeOperationError } from 'n8n-workflow';
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INode, INodeExecutionData } from 'n8n-workflow';
 
 import { maySendAgain } from '../transport/retry';
+import { askedBefore, rootRun } from './callIdentity';
 import { fingerprint } from './fingerprint';
 import { endScope, forget, forgetScope as forgetRun, keptError, recall, remember } from './guardMemory';
 import type { GuardEntry } from './guardMemory';
@@ -44,19 +45,46 @@ export function runIndexOf(ctx: IExecuteFunctions): number {
 
 const scopes = new WeakMap<IExecuteFunctions, GuardScope>();
 
+/** Whether n8n runs this node as an AI agent's tool (createNodeAsTool: 2.x says so; 1.x only by the connection type). */
+function asTool(ctx: IExecuteFunctions): boolean {
+	const tool = ctx as { isToolExecution?: () => boolean; connectionType?: unknown };
+	return typeof tool.isToolExecution === 'function' ? tool.isToolExecution() : tool.connectionType === 'ai_tool';
+}
+
+/** The agent (root node) a tool or model serves: 2.x's supply context names it; both lines hand it its execute data. */
+export function rootNodeOf(ctx: IExecuteFunctions): INode | undefined {
+	const parent = (ctx as { parentNode?: INode }).parentNode;
+	if (parent?.name) return parent;
+	try {
+		return (ctx.getExecuteData() as { node?: INode } | undefined)?.node;
+	} catch {
+		return undefined;
+	}
+}
+
+/** The call each arguments object stands for: n8n hands every Retry On Fail try of one tool call the same object. */
+const toolCalls = new WeakMap<object, string>();
+
 /**
  * Called as an AI agent's tool, n8n gives every try of the node a new run index (and a new context), so the run index
- * cannot tell a retry from a new call: there a call is known by the agent it serves and the tool's arguments (the
- * item n8n gives the node), so Retry On Fail of the same call never pays again and another call is another request.
+ * cannot tell a retry from a new call. A tool call is the agent's run and which call it is: the arguments object n8n
+ * hands every try of one call (its Retry On Fail), or else the call's place among the calls with the same arguments
+ * in this try of the agent (callIdentity.ts), so that two calls in one step are two requests and the agent's own
+ * retry (its Retry On Fail) asks the same calls again.
  */
 function toolScope(ctx: IExecuteFunctions, executionId: string): GuardScope | undefined {
-	// n8n 2.x says so; 1.x's tool context has no isToolExecution but, like 2.x's, its connection type (both n8n-core).
-	const asTool = ctx as { isToolExecution?: () => boolean; connectionType?: unknown };
-	const tool = typeof asTool.isToolExecution === 'function' ? asTool.isToolExecution() : asTool.connectionType === 'ai_tool';
-	if (!tool) return undefined;
-	const agent = (ctx as { parentNode?: { name?: unknown } }).parentNode?.name;
-	const args = fingerprint(JSON.stringify(ctx.getInputData().map((item) => item.json)));
-	return { executionId, nodeName: `${ctx.getNode().name}\u0000tool\u0000${String(agent ?? '')}\u0000${args}`, runIndex: 0 };
+	if (!asTool(ctx)) return undefined;
+	const node = ctx.getNode().name;
+	const agent = rootNodeOf(ctx)?.name ?? '';
+	const items = ctx.getInputData();
+	const args = fingerprint(JSON.stringify(items.map((item) => item.json)));
+	const object = items[0]?.json;
+	let call = object ? toolCalls.get(object) : undefined;
+	if (call === undefined) {
+		call = `${args}\u0000${askedBefore(ctx, `tool\u0000${node}\u0000${args}`) ?? 0}`;
+		if (object) toolCalls.set(object, call);
+	}
+	return { executionId, nodeName: `${node}\u0000tool\u0000${agent}\u0000${rootRun(ctx)}\u0000${call}`, runIndex: 0 };
 }
 
 /** The scope of this run of the node (read once per run: n8n gives every try a new context). */
@@ -176,17 +204,22 @@ export function firstSeen(ctx: IExecuteFunctions, itemIndex: number, what: strin
 	return now;
 }
 
-/** Whether n8n may run this node again in this execution for the same run (its Retry On Fail setting). */
-const mayBeRetried = (ctx: IExecuteFunctions) => ctx.getNode().retryOnFail === true;
+/** A tool whose agent has Retry On Fail: the agent's retry asks the same calls again, answered or not. */
+const agentMayRetry = (ctx: IExecuteFunctions) => asTool(ctx) && rootNodeOf(ctx)?.retryOnFail === true;
+
+/** Whether n8n may run this node again in this execution for the same run (its Retry On Fail setting, or its agent's). */
+const mayBeRetried = (ctx: IExecuteFunctions) => ctx.getNode().retryOnFail === true || agentMayRetry(ctx);
 
 /**
  * Called when a node's run ended with output: with no error item no retry can come, so its memory goes. n8n's Retry
- * On Fail also re-runs a node whose first output item holds `json.error` (Continue On Fail): the memory is kept then,
- * so the retry reuses accepted work, and expires ENTRY_TTL_MS after this end (guardMemory.ts).
+ * On Fail also re-runs a node whose first output item holds `json.error` (Continue On Fail), and an agent with Retry
+ * On Fail asks its tools' calls again: the memory is kept then, so the retry reuses accepted work, and expires
+ * ENTRY_TTL_MS after this end (guardMemory.ts).
  */
 export function releaseSubmissions(ctx: IExecuteFunctions, output: INodeExecutionData[], scope?: GuardScope): void {
 	const run = scope ?? guardScope(ctx);
-	if (mayBeRetried(ctx) && output.some((item) => item.json.error !== undefined)) endScope(runName(run));
+	const failedItem = output.some((item) => item.json.error !== undefined);
+	if (agentMayRetry(ctx) || (mayBeRetried(ctx) && failedItem)) endScope(runName(run));
 	else forgetScope(run);
 }
 
