@@ -166,3 +166,42 @@ describe('identical tool calls (issue 51)', () => {
 		}
 	});
 });
+
+/**
+ * n8n 2.x's Agent V3 hands a step's tool calls to the engine (EngineRequest): each call is a node run of its own, with
+ * the call's id (`toolCallId`) in its item, and the tool's Retry On Fail keeps that run's index. There the identity is
+ * the node run and the item, as for any node: two identical calls are two requests, a retry of one is not.
+ */
+describe('identical tool calls on the engine-request path (n8n 2.x, Agent V3)', () => {
+	const params = { ...imageParams, prompt: '=a picture of {{ $json.subject }}' };
+	const steps = JSON.stringify([[{ subject: 'lighthouse' }, { subject: 'lighthouse' }]]);
+
+	it.each([
+		['both answered', [], 2, 0],
+		['the first answered 500, the tool with Retry On Fail', [1], 2, 1],
+	])('%s: two requests', async (_n, fail, posts, errors) => {
+		let n = 0;
+		const server = await startScriptedServer((_req, res) => {
+			if ((fail as number[]).includes(++n)) return sendJson(res, 500, { error: { message: 'internal' } });
+			sendJson(res, 200, { created: 1, data: [{ b64_json: PNG.toString('base64') }] });
+		});
+		try {
+			const run = await runWithTool({
+				tool: imageTool(),
+				toolParameters: params,
+				toolSettings: RETRY,
+				callerParameters: { steps },
+				engine: true,
+				credentials: { baseUrl: server.url, apiKey: API_KEY },
+			});
+			expect(postsTo(server, '/v1/images/generations')).toHaveLength(posts as number);
+			// Two node runs of the tool, one per call (a retry keeps its run: the 500's retries were refused, not sent).
+			expect(run.data.resultData.runData.Tool).toHaveLength(2);
+			const results = (outputOf(run) as { results: string[] }).results;
+			expect(results).toHaveLength(2);
+			expect(results.filter((r) => /error/i.test(r))).toHaveLength(errors as number);
+		} finally {
+			await server.close();
+		}
+	});
+});

@@ -1,5 +1,9 @@
-/** Runs Start → Caller with one of the package's nodes attached as an AI tool (n8n-core's createNodeAsTool path). */
-import type { IExecuteFunctions, INodeExecutionData, INodeParameters, INodeType, INodeTypeDescription, IRun, IWorkflowBase } from 'n8n-workflow';
+/**
+ * Runs Start → Caller with one of the package's nodes attached as an AI tool: n8n-core's createNodeAsTool path (the
+ * tool run inside the agent), or, with `engine`, n8n 2.x's engine requests (Agent V3: the agent hands the step's tool
+ * calls to the engine, which runs each as a node run of its own with the call's id in its item, then resumes it).
+ */
+import type { EngineResponse, IDataObject, IExecuteFunctions, INodeExecutionData, NodeOutput, INodeParameters, INodeType, INodeTypeDescription, IRun, IWorkflowBase } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { buildNodeTypes } from '../harness/node-types';
@@ -90,6 +94,24 @@ export class ToolCaller implements INodeType {
 	}
 }
 
+/** An agent-like root node on the engine-request path: one step of tool calls (`steps`' first), then their results. */
+export class EngineCaller implements INodeType {
+	description: INodeTypeDescription = { ...new ToolCaller().description, displayName: 'Engine caller', name: 'engineCaller' };
+
+	async execute(this: IExecuteFunctions, response?: EngineResponse): Promise<NodeOutput> {
+		if (response?.actionResponses?.length) {
+			const results = response.actionResponses.map((r) => JSON.stringify(r.data.data?.ai_tool?.[0]?.[0]?.json ?? r.data.error?.message));
+			return [[{ json: { results } }]];
+		}
+		const [step] = JSON.parse(this.getNodeParameter('steps', 0) as string) as object[][];
+		const actions = step.map((input, i) => ({
+			actionType: 'ExecutionNodeAction' as const, nodeName: 'Tool', input: input as IDataObject, type: NodeConnectionTypes.AiTool,
+			id: `call_${i}`, metadata: { itemIndex: 0 },
+		}));
+		return { actions, metadata: {} };
+	}
+}
+
 export async function runWithTool(opts: {
 	tool: INodeType;
 	toolParameters: INodeParameters;
@@ -97,12 +119,15 @@ export async function runWithTool(opts: {
 	callerParameters?: INodeParameters;
 	/** The caller's node settings (its Retry On Fail: the agent's own retry). */
 	callerSettings?: Record<string, unknown>;
+	/** The engine-request path (EngineCaller) instead of the tool run inside the caller. */
+	engine?: boolean;
 	credentials: { baseUrl: string; apiKey: string };
 }): Promise<IRun> {
-	const nodeTypes = buildNodeTypes([opts.tool, new ToolCaller()]);
+	const caller = opts.engine ? new EngineCaller() : new ToolCaller();
+	const nodeTypes = buildNodeTypes([opts.tool, caller]);
 	const nodes: IWorkflowBase['nodes'] = [
 		{ id: 's', name: 'Start', type: 'harness.start', typeVersion: 1, position: [0, 0] as [number, number], parameters: {} },
-		{ id: 'c', name: 'Caller', type: nodeTypes.fullType('toolCaller'), typeVersion: 1, position: [200, 0] as [number, number], parameters: opts.callerParameters ?? {}, ...(opts.callerSettings ?? {}) },
+		{ id: 'c', name: 'Caller', type: nodeTypes.fullType(caller.description.name), typeVersion: 1, position: [200, 0] as [number, number], parameters: opts.callerParameters ?? {}, ...(opts.callerSettings ?? {}) },
 		{
 			id: 't',
 			name: 'Tool',
