@@ -30,6 +30,8 @@ export class ModelRoot implements INodeType {
 			{ displayName: 'Parallel', name: 'parallel', type: 'boolean', default: false },
 			{ displayName: 'Prompt', name: 'prompt', type: 'string', default: '={{ $json.q }}' },
 			{ displayName: 'Agent loop', name: 'agentLoop', type: 'boolean', default: false },
+			// A system message before the prompt (not part of a call's identity: tests mark rows with it).
+			{ displayName: 'System', name: 'system', type: 'string', default: '' },
 		],
 	};
 
@@ -43,7 +45,8 @@ export class ModelRoot implements INodeType {
 			const model = shared ?? (await get());
 			try {
 				const prompt = this.getNodeParameter('prompt', i) as string;
-				let answer = await model.invoke(prompt);
+				const system = this.getNodeParameter('system', i) as string;
+				let answer = await model.invoke(system ? [['system', system], ['human', prompt]] : prompt);
 				// An agent's loop (AgentExecutor, in-process tools: Agent V1/V2): a tool call is followed by another call.
 				if (this.getNodeParameter('agentLoop', 0) as boolean) {
 					for (let step = 1; step < 4 && (answer.text ?? answer.content) === 'TOOL'; step++) {
