@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { mergeExtraBody, readModel } from '../shared/descriptions/requestFields';
-import { timeoutMsOf } from '../shared/descriptions/timeoutOption';
+import { MAX_ANSWER_TIME, timeoutMsOf, totalBoundMsOf } from '../shared/descriptions/timeoutOption';
 import { chatRunPolicy, streamsToN8nChat } from '../shared/run/n8nChatStream';
 import type { Operation } from '../shared/run/router';
 import { messagesOf } from './messageList';
@@ -62,7 +62,12 @@ async function runChatOperation(
 	// The final body decides, so {"stream": true} in Extra Body Fields streams like the option does.
 	const stream =
 		body.stream === true
-			? { assembler: operation.assembler(), toN8nChat, maxAnswerBytes: maxAnswerBytes(options.maxAnswerSize) }
+			? {
+					assembler: operation.assembler(),
+					toN8nChat,
+					maxAnswerBytes: maxAnswerBytes(options.maxAnswerSize),
+					maxAnswerMs: totalBoundMsOf(MAX_ANSWER_TIME, options.maxAnswerTime),
+				}
 			: undefined;
 
 	const response = await sendPaidChatRequest(ctx, {

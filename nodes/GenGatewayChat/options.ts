@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { samplingOption, textTimeoutOption } from '../shared/descriptions/chatOptions';
 import { extraBodyField, parseExtraBody } from '../shared/descriptions/requestFields';
+import { MAX_ANSWER_TIME, totalBoundOption } from '../shared/descriptions/timeoutOption';
 import { DEFAULT_MAX_ANSWER_MB } from './stream/answerBound';
 
 /**
@@ -15,6 +16,7 @@ export interface ChatOptions {
 	extraBody?: unknown;
 	jsonOutput?: boolean;
 	maxAnswerSize?: number;
+	maxAnswerTime?: number;
 	maxTokens?: number;
 	seed?: number;
 	stop?: string;
@@ -53,6 +55,11 @@ export const optionsProperty: INodeProperties = {
 				'The most a streamed answer may hold once assembled (its text and tool calls, in MB). Passing it stops the ' +
 					'read and fails the item: a service that never ends its stream cannot fill the memory.',
 		},
+		totalBoundOption(
+			MAX_ANSWER_TIME,
+			'Passing it hangs up and fails the item; the call counts as paid and is not resent. A non-streamed answer ' +
+				'must arrive whole within the Timeout.',
+		),
 		{
 			displayName: 'Maximum Number of Tokens',
 			name: 'maxTokens',

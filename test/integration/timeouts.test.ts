@@ -16,7 +16,7 @@ import type { RunResult } from '../harness/engine';
 
 const API_KEY = 'sentinel-key-timeouts-3c9d';
 
-jest.setTimeout(30_000);
+jest.setTimeout(40_000);
 
 /** Timers of the servers below, cleared when a test ends (a late answer must not keep jest waiting). */
 const timers = new Set<ReturnType<typeof setTimeout>>();
@@ -172,6 +172,87 @@ describe('a stream silent for longer than the Timeout', () => {
 			async (server) => {
 				const result = await run('genGatewayChat', chat({ timeout: 1, streaming: 'always' }), server.url);
 				expect(result.output()[0].json).toMatchObject({ content: 'Hello' });
+			},
+		);
+	});
+});
+
+/**
+ * Writes `head`, then `filler` every 300 ms until `forMs` passed, then `tail` and the end: the socket is never idle for
+ * the Timeout, so only a bound on the whole ends the wait. `forMs` is many times the bound under test: before the fix
+ * the run went on until the tail (a whole answer, or a whole stream), so a test fails then instead of hanging.
+ */
+/** Whether the client hung up, waiting for the server to see it (a few seconds, far less than the trickle lasts). */
+async function closedSoon(server: Served): Promise<boolean> {
+	for (let i = 0; i < 50 && !server.closedByClient(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+	return server.closedByClient();
+}
+
+function trickle(res: ServerResponse, head: string, filler: string, forMs: number, tail: string) {
+	res.write(head);
+	const drip = setInterval(() => {
+		if (!res.destroyed) res.write(filler);
+	}, 300);
+	later(forMs, () => {
+		clearInterval(drip);
+		if (!res.destroyed) res.end(tail);
+	});
+	res.on('close', () => clearInterval(drip));
+}
+
+describe('an answer that trickles: a Timeout ends it (issue 51, 6)', () => {
+	it.each([
+		['Chat: Message a Model', 'genGatewayChat', chat({ timeout: 1 }), '/v1/chat/completions', completion],
+		['Chat: Create a Response', 'genGatewayChat', responses({ timeout: 1 }), '/v1/responses', { object: 'response', status: 'completed', output: [] }],
+		['Image', 'genGatewayImage', image({ timeout: 1, responseFormat: 'url' }), '/v1/images/generations', { data: [{ url: 'http://127.0.0.1:9/x.png' }] }],
+	])('%s, not streamed: `{` then a space every 300 ms ends with the Timeout\'s error, sent once', async (_name, type, parameters, path, answer) => {
+		await withServer(
+			(_req, res) => {
+				res.writeHead(200, { 'Content-Type': 'application/json' });
+				// 15 × the Timeout: the whole answer, had the run waited for it.
+				trickle(res, '{', ' ', 15_000, JSON.stringify(answer).slice(1));
+			},
+			async (server) => {
+				const result = await run(type, parameters, server.url);
+				const error = result.nodeError('Node') as NodeError;
+				expect(error?.message).toBe(
+					`The outcome of POST ${path} is unknown: no answer within 1 s (its timeout ran out). The service may have accepted it (and may charge for it), so it was not resubmitted.`,
+				);
+				expect(error.description).toContain('raise the node\'s "Timeout" option (Options → Timeout, in seconds)');
+				expect(error.context?.outcomeUnknown).toBe(true);
+				// Hung up on before the answer was whole: the bound ended it, not the server.
+				expect(await closedSoon(server)).toBe(true);
+				expect(server.posts()).toBe(1);
+			},
+		);
+	});
+
+	it.each([
+		['Message a Model', chat({ timeout: 1, streaming: 'always', maxAnswerTime: 0.04 }), '/v1/chat/completions', chunk('Hel'), 'data: [DONE]\n\n'],
+		[
+			'Create a Response',
+			responses({ timeout: 1, streaming: 'always', maxAnswerTime: 0.04 }),
+			'/v1/responses',
+			`event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', delta: 'Hel' })}\n\n`,
+			`event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', response: { object: 'response', status: 'completed', output: [] } })}\n\n`,
+		],
+	])('%s, streamed: `: PING` every 300 ms ends at Max Answer Time, keeping the partial text', async (_name, parameters, path, first, last) => {
+		await withServer(
+			(_req, res) => {
+				res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+				// Pings for 8 × Max Answer Time (2.4 s), then the end of a whole stream.
+				trickle(res, first, ': PING\n\n', 20_000, last);
+			},
+			async (server) => {
+				const result = await run('genGatewayChat', parameters, server.url, true);
+				const [item] = result.output();
+				expect(item.json.error).toBe(
+					`The stream of POST ${path} broke before it was complete (the node's Max Answer Time ran out: the answer was not complete after 0.04 min in all): the output is incomplete, 3 characters arrived. The upstream generation may not have been cancelled (it may still run and be charged), so the request was not resent.`,
+				);
+				expect(item.json.partialContent).toBe('Hel');
+				expect(item.json.errorDescription).toContain('raise the node\'s "Max Answer Time (Minutes)" option');
+				expect(await closedSoon(server)).toBe(true);
+				expect(server.posts()).toBe(1);
 			},
 		);
 	});

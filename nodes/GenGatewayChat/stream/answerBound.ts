@@ -1,12 +1,14 @@
 import type { IDataObject } from 'n8n-workflow';
 
+import { MAX_ANSWER_TIME, TIMEOUT_ADVICE, totalBoundAdvice } from '../../shared/descriptions/timeoutOption';
 import type { StreamAssembler } from './assembler';
 
 /**
  * The bound on a streamed answer as a whole (issue 37, 7). Each event is bounded (shared/transport/sse.ts); the
  * assembled answer is bounded here, for the Chat node (option Max Answer Size) and the Chat Model (the default): the
  * text of every choice, refusals, tool calls' names and arguments, and the deltas of a response, counted in UTF-8
- * bytes as they arrive. Passing it stops the read.
+ * bytes as they arrive. Passing it stops the read. Its time is bounded too (issue 51, 6): between two pieces by the
+ * Timeout, as a whole by Max Answer Time (answerTimeRanOut).
  */
 
 /** Max Answer Size when the option is absent (saved workflows) and for the Chat Model, in MB. */
@@ -81,5 +83,26 @@ export function boundedAssembler(
 		text: () => inner.text(),
 		finished: () => inner.finished(),
 		result: () => inner.result(),
+	};
+}
+
+/** Minutes as an error says them: at most two decimals. */
+const minutes = (ms: number) => `${Math.round((ms / 60_000) * 100) / 100} min`;
+
+/**
+ * Why a streamed answer's read was hung up on by its time bounds (issue 51, 6), and how to raise the bound: silence
+ * for the Timeout, or Max Answer Time in all (a stream of keep-alive comments, or of pieces that never end).
+ */
+export function answerTimeRanOut(
+	ranOut: 'idle' | 'total',
+	bounds: { timeoutMs: number; maxAnswerMs: number },
+): { reason: string; advice: string } {
+	if (ranOut === 'idle') {
+		return { reason: `nothing arrived for ${bounds.timeoutMs / 1000} s: the node's Timeout ran out`, advice: TIMEOUT_ADVICE };
+	}
+	return {
+		reason: `the node's Max Answer Time ran out: the answer was not complete after ${minutes(bounds.maxAnswerMs)} in all`,
+		advice: `${totalBoundAdvice(MAX_ANSWER_TIME)} A service that keeps a stream open with keep-alive comments, or ` +
+			'never ends it, is hung up on there.',
 	};
 }

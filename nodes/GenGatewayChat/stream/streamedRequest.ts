@@ -2,16 +2,22 @@ import { NodeApiError } from 'n8n-workflow';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { asNodeError, redact } from '../../shared/transport/errors';
-import { idleWatch } from '../../shared/transport/idleWatch';
+import { boundRanOut, idleWatch } from '../../shared/transport/idleWatch';
 import type { IdleWatch } from '../../shared/transport/idleWatch';
 import { redactDeep, StreamRedactor } from '../../shared/transport/redaction';
 import { consumeSse, SseEventTooLargeError, STOP } from '../../shared/transport/sse';
 import { brokenStreamError as brokenStream, serviceStreamError as serviceStream } from '../../shared/transport/streamErrors';
 import type { BrokenCall } from '../../shared/transport/streamErrors';
-import { TIMEOUT_ADVICE } from '../../shared/descriptions/timeoutOption';
+import { MAX_ANSWER_TIME, TIMEOUT_ADVICE, totalBoundMsOf } from '../../shared/descriptions/timeoutOption';
 import { credentialSecrets, gatewayStream } from '../../shared/transport/transport';
 import type { Readable } from '../../shared/transport/transport';
-import { AnswerTooLargeError, boundedAssembler, KEPT_PARTIAL_CHARS, maxAnswerBytes } from './answerBound';
+import {
+	AnswerTooLargeError,
+	answerTimeRanOut,
+	boundedAssembler,
+	KEPT_PARTIAL_CHARS,
+	maxAnswerBytes,
+} from './answerBound';
 import { redactedAssembler, StreamEventError } from './assembler';
 import type { StreamAssembler } from './assembler';
 
@@ -43,6 +49,8 @@ export interface StreamPlan {
 	toN8nChat: boolean;
 	/** The bound on the assembled answer (option Max Answer Size), in bytes; the default when absent. */
 	maxAnswerBytes?: number;
+	/** The bound on its time as a whole (option Max Answer Time), in ms, from its headers on; the default when absent. */
+	maxAnswerMs?: number;
 }
 
 interface StreamRequest extends StreamPlan {
@@ -95,22 +103,20 @@ async function* watched(stream: Readable, watch: IdleWatch): AsyncGenerator<Buff
 	}
 }
 
-/**
- * The stream ended because it was silent for the Timeout: our watch hung up, or the socket's own idle time-out (the
- * same length, follow-redirects) destroyed it a moment before the watch woke up.
- */
-function timedOut(watch: IdleWatch, request: StreamRequest): boolean {
-	return watch.fired || watch.silentMs() >= request.timeoutMs - 250;
-}
+const maxAnswerMsOf = (request: StreamRequest) => request.maxAnswerMs ?? totalBoundMsOf(MAX_ANSWER_TIME, undefined);
 
-function silentStreamError(ctx: IExecuteFunctions, request: StreamRequest, partial: string): NodeApiError {
-	return brokenStreamError(
-		ctx,
-		request,
-		partial,
-		`nothing arrived for ${request.timeoutMs / 1000} s: the node's Timeout ran out`,
-		TIMEOUT_ADVICE,
-	);
+/**
+ * Whether a time bound ended the stream (idleWatch.ts boundRanOut): silent for the Timeout (our watch hung up, or the
+ * socket's own idle time-out destroyed it a moment before), or Max Answer Time in all.
+ */
+const timedOut = (watch: IdleWatch, request: StreamRequest) => boundRanOut(watch, request.timeoutMs);
+
+function silentStreamError(ctx: IExecuteFunctions, request: StreamRequest, partial: string, watch: IdleWatch): NodeApiError {
+	const { reason, advice } = answerTimeRanOut(timedOut(watch, request) ?? 'idle', {
+		timeoutMs: request.timeoutMs,
+		maxAnswerMs: maxAnswerMsOf(request),
+	});
+	return brokenStreamError(ctx, request, partial, reason, advice);
 }
 
 async function readAll(stream: AsyncIterable<Buffer | string>, limit = 16 * 1024 * 1024): Promise<string> {
@@ -136,11 +142,11 @@ async function plainAnswer(
 	try {
 		text = await readAll(watched(stream, watch));
 	} catch (error) {
-		if (timedOut(watch, request)) throw silentStreamError(ctx, request, '');
+		if (timedOut(watch, request)) throw silentStreamError(ctx, request, '', watch);
 		throw brokenStreamError(ctx, request, '', reasonOf(error));
 	}
 	// Hung up by the idle watch: what arrived is cut short.
-	if (timedOut(watch, request)) throw silentStreamError(ctx, request, '');
+	if (timedOut(watch, request)) throw silentStreamError(ctx, request, '', watch);
 	try {
 		const parsed = JSON.parse(text) as unknown;
 		if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as IDataObject;
@@ -168,8 +174,8 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 		timeoutAdvice: TIMEOUT_ADVICE,
 	});
 	// The request's timeout may stop timing once the answer has begun (shared/transport/idleWatch.ts): a silence
-	// longer than the Timeout hangs up here.
-	const watch = idleWatch(request.timeoutMs, () => response.close());
+	// longer than the Timeout hangs up here, and so does a stream still going after Max Answer Time.
+	const watch = idleWatch(request.timeoutMs, () => response.close(), maxAnswerMsOf(request));
 	const contentType = String(response.headers['content-type'] ?? '').toLowerCase();
 	if (contentType.includes('application/json')) {
 		try {
@@ -221,7 +227,7 @@ export async function streamedRequest(ctx: IExecuteFunctions, request: StreamReq
 	} catch (error) {
 		// Hung up by the idle watch (the read then ends or fails in whatever way the hang-up caused).
 		if (timedOut(watch, request) && !ctx.getExecutionCancelSignal()?.aborted) {
-			throw silentStreamError(ctx, request, assembler.text());
+			throw silentStreamError(ctx, request, assembler.text(), watch);
 		}
 		if (error instanceof NodeApiError) throw asNodeError(ctx, error, itemIndex);
 		if (error instanceof AnswerTooLargeError) {

@@ -8,6 +8,7 @@ import type {
 	IN8nHttpFullResponse,
 } from 'n8n-workflow';
 
+import { eachAttemptWithin } from './answerDeadline';
 import { joinUrl, normaliseBaseUrl } from './baseUrl';
 import { CREDENTIAL_TYPE, credentialsOf, decryptedCredentials } from './credentials';
 import { apiErrorFromResponse, asNodeError, messageFromBody, networkError, redact } from './errors';
@@ -471,22 +472,24 @@ async function send(
 		deadline: request.deadline,
 	};
 	let self = ctx;
-	if (hangUp) {
-		const joined = withHangUp(ctx, hangUp);
+	// Each attempt's answer within the timeout as a whole, not only between two bytes (answerDeadline.ts): every
+	// attempt has an abort signal of its own, fired by its deadline, by `hangUp`, or by the execution's cancel.
+	const bounded = eachAttemptWithin(timeoutMs, hangUp, (abort) => {
+		const joined = withHangUp(ctx, abort);
 		self = joined.self;
 		options.abortSignal = joined.signal;
-	}
+	});
 	return await withRetries(
 		ctx,
 		spec,
-		async () => {
+		bounded(async () => {
 			const { body } = request;
 			options.body = typeof body === 'function' ? body() : body;
 			// The run's one read of the credential (credentials.ts): n8n reads nothing more, and sends this key.
 			return (await ctx.helpers.httpRequestWithAuthentication.call(self, CREDENTIAL_TYPE, options, {
 				credentialsDecrypted: await decryptedCredentials(ctx),
 			})) as IN8nHttpFullResponse;
-		},
+		}),
 	);
 }
 
@@ -638,7 +641,11 @@ export async function downloadUrl(
 
 	// A foreign host (a CDN): a plain request without the key, retried like any read.
 	const hangUp = new AbortController();
-	const { signal } = withHangUp(ctx, hangUp);
+	let signal: AbortSignal | undefined;
+	// Its headers within the timeout as a whole, every attempt (answerDeadline.ts); the body is downloadChecked's.
+	const bounded = eachAttemptWithin(download.timeoutMs ?? DEFAULT_TIMEOUT_MS, hangUp, (abort) => {
+		signal = withHangUp(ctx, abort).signal;
+	});
 	let response: IN8nHttpFullResponse;
 	try {
 		response = await withRetries(
@@ -654,7 +661,7 @@ export async function downloadUrl(
 				timeoutAdvice: download.timeoutAdvice,
 				pace: 'finish',
 			},
-			async () =>
+			bounded(async () =>
 				(await ctx.helpers.httpRequest({
 					method: 'GET',
 					url: target.href,
@@ -665,7 +672,7 @@ export async function downloadUrl(
 					ignoreHttpStatusErrors: true,
 					timeout: download.timeoutMs ?? DEFAULT_TIMEOUT_MS,
 					abortSignal: signal,
-				})) as IN8nHttpFullResponse,
+				})) as IN8nHttpFullResponse),
 		);
 	} catch (error) {
 		throw asFileUrlError(ctx, error, itemIndex);

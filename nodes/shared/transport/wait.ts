@@ -25,17 +25,25 @@ export function abortableSleepOf(lib: SleepExports): AbortableSleep {
 
 let chosen: AbortableSleep | undefined;
 
+/** The longest one timer waits: Node ends a longer one at once (a Timeout or bound of weeks would not wait at all). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * Waits `ms`. When `signal` fires first, rejects with n8n's own "execution cancelled" error on every line, so the
  * engine records the run as cancelled, not failed (n8n 2.x's AbortError would read as a failure).
  */
 export async function abortableSleep(ms: number, signal?: AbortSignal, executionId = ''): Promise<void> {
 	chosen ??= abortableSleepOf(n8nWorkflow as unknown as SleepExports);
-	const failure = await chosen(ms, signal).then(
-		() => undefined,
-		(error: unknown) => error ?? new Error('wait failed'),
-	);
-	if (failure === undefined) return;
-	if (signal?.aborted) throw new n8nWorkflow.ManualExecutionCancelledError(executionId);
-	throw failure;
+	const sleep = chosen;
+	for (let left = ms; ; left -= MAX_TIMER_MS) {
+		const failure = await sleep(Math.min(left, MAX_TIMER_MS), signal).then(
+			() => undefined,
+			(error: unknown) => error ?? new Error('wait failed'),
+		);
+		if (failure !== undefined) {
+			if (signal?.aborted) throw new n8nWorkflow.ManualExecutionCancelledError(executionId);
+			throw failure;
+		}
+		if (left <= MAX_TIMER_MS) return;
+	}
 }
