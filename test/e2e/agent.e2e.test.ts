@@ -11,7 +11,8 @@
 // still loads with the sub-node listed, which says it needs n8n 2.x when a run reaches it.
 // On 2.x the same sub-node also serves n8n's Basic LLM Chain (a Chat Trigger → chain workflow on the same n8n).
 // Time: about 55-60 s (2.41.1 and 1.123.81, quiet machine): one n8n start, sign-in, Chromium for the run's screenshot,
-// the imports over REST and five chat runs (the chain's: 0.2 s); more when it is the file that installs n8n or Chromium.
+// the imports over REST and six chat runs (the chain's: 0.2 s; the two identical tool calls' not measured yet); more
+// when it is the file that installs n8n or Chromium.
 import { randomUUID } from 'crypto';
 import * as path from 'path';
 
@@ -436,6 +437,32 @@ describe('AI Agent example in a real n8n: Gen Gateway Chat Model as the model, G
 			expect(latest.status).toBe('error');
 			const execution = await server.rest('GET', `/rest/executions/${latest.id}`, { cookie });
 			expect(JSON.stringify(unflatten(execution.body.data.data).resultData.error)).toMatch(NEEDS_N8N_2);
+		},
+		RUN_TIMEOUT,
+	);
+
+	it(
+		'two identical tool calls in one model answer ("two videos of a lighthouse"): two submissions, two tasks, both results reach the model (n8n1-smoke)',
+		async () => {
+			// Issue 51, defect 3: the two calls shared one slot (agent + arguments): 1 POST, and the other call a false
+			// "unknown outcome". n8n 2.x's agent hands the calls to the engine (a node run each); 1.x runs them inside.
+			const seen = await logCursor(mock);
+			const text = 'A lighthouse at dusk, waves below';
+			const response = await sendMessage(`${text} [[tool=Generate_Video]] [[calls=2]] [[arg.duration=6]]`);
+			const answer = await response.text();
+			expect({ status: response.status, answer }).toMatchObject({ status: 200 });
+			const log = await seen();
+			const submissions = submissionsIn(log);
+			expect(submissions).toHaveLength(2);
+			expect(submissions[0].body).toEqual(submissions[1].body);
+			expect(new Set(submissions.map((s) => s.taskId)).size).toBe(2);
+			const calls = chatCalls(log);
+			expect(calls).toHaveLength(2);
+			const messages = (calls[1].body as { messages: Array<{ role: string; content: string }> }).messages;
+			const results = messages.filter((m) => m.role === 'tool').map((m) => m.content);
+			expect(results).toHaveLength(2);
+			for (const submission of submissions) expect(results.some((r) => r.includes(submission.taskId!))).toBe(true);
+			expect(answer).not.toMatch(/Not resubmitted|unknown outcome/);
 		},
 		RUN_TIMEOUT,
 	);

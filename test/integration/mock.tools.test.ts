@@ -76,6 +76,23 @@ describe('chat completions with tools', () => {
 		expect(chunks[chunks.length - 1].choices[0].finish_reason).toBe('tool_calls');
 	});
 
+	it('[[calls=N]]: N calls with the same arguments in one answer, each with its own id (plain and streamed)', async () => {
+		const content = `${ask} [[calls=2]]`;
+		const plain = JSON.parse((await post({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], tools })).text);
+		const calls = plain.choices[0].message.tool_calls as Array<{ id: string; function: { arguments: string } }>;
+		expect(calls).toHaveLength(2);
+		expect(calls[0].id).not.toBe(calls[1].id);
+		expect(calls[1].function.arguments).toBe(calls[0].function.arguments);
+		expect(JSON.parse(calls[0].function.arguments).prompt).toBe('A fox in the snow [[instant]]');
+		const streamed = chunksOf((await post({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], tools, stream: true })).text);
+		const deltas = streamed.flatMap((c) => (c.choices[0].delta.tool_calls ?? []) as Array<{ index: number; id?: string; function: { arguments: string } }>);
+		for (const index of [0, 1]) {
+			const mine = deltas.filter((d) => d.index === index);
+			expect(mine[0].id).toMatch(/^call_/);
+			expect(JSON.parse(mine.map((d) => d.function.arguments).join(''))).toMatchObject({ duration: 6 });
+		}
+	});
+
 	it('answers after tool results by quoting each, named from the assistant call (plain and streamed)', async () => {
 		const messages = [
 			{ role: 'system', content: 'You make videos.' },

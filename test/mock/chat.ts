@@ -50,7 +50,8 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
 
 	const maxTokens = body.max_completion_tokens ?? body.max_tokens;
 	const turn = toolTurn(body.messages as ChatMessage[], body.tools, body.tool_choice as ToolChoice | undefined);
-	const call: ToolCall | undefined = turn.kind === 'call' ? turn.call : undefined;
+	const calls: ToolCall[] = turn.kind === 'call' ? turn.calls : [];
+	const call: ToolCall | undefined = calls[0];
 	let reply: Reply;
 	if (turn.kind === 'answer') reply = cutAt(turn.text, maxTokens);
 	else {
@@ -59,7 +60,7 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
 		reply = echoReply(userText, jsonMode, maxTokens);
 	}
 	const promptTokens = body.messages.reduce((n, m) => n + countTokens(contentText(m.content)), 0);
-	const completionTokens = countTokens(call ? call.function.arguments : reply.text);
+	const completionTokens = call ? calls.reduce((n, c) => n + countTokens(c.function.arguments), 0) : countTokens(reply.text);
 	const usage = {
 		prompt_tokens: promptTokens,
 		completion_tokens: completionTokens,
@@ -70,7 +71,7 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
 
 	if (!body.stream) {
 		const message = call
-			? { role: 'assistant', content: null, tool_calls: [call] }
+			? { role: 'assistant', content: null, tool_calls: calls }
 			: { role: 'assistant', content: reply.text };
 		return sendJson(ctx, 200, {
 			id,
@@ -101,9 +102,11 @@ export async function chatCompletions(ctx: RequestContext): Promise<void> {
 			: [];
 	const events: SseEvent[] = call
 		? [
-				// As OpenAI streams a call: id, type and name first, then the arguments in pieces.
-				chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }, null),
-				...pieces(call.function.arguments).map((args) => chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] }, null)),
+				// As OpenAI streams calls: each one's id, type and name first, then its arguments in pieces.
+				...calls.flatMap((c, index) => [
+					chunk({ ...(index === 0 ? { role: 'assistant', content: null } : {}), tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] }, null),
+					...pieces(c.function.arguments).map((args) => chunk({ tool_calls: [{ index, function: { arguments: args } }] }, null)),
+				]),
 				chunk({}, 'tool_calls', finalExtra),
 			]
 		: [

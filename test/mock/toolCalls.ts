@@ -7,6 +7,8 @@
  * - arguments come from the tool's JSON schema: `[[arg.KEY=VALUE]]` (VALUE parsed as JSON when it is JSON), else a
  *   property with a default gets it, an enum its first value, a string the user's text without the tool markers (other
  *   markers, such as a video's `[[instant]]`, stay), a number its minimum or 5, a boolean false;
+ * - `[[calls=N]]` (1-8) → N calls of that tool in the one answer, each with its own id and the same arguments (a
+ *   model asking for "two pictures of a lighthouse": the agent runs one answer's calls at once);
  * - the conversation ends with `tool` messages → a final answer quoting each tool result.
  * Without the marker (or with `tool_choice: 'none'`) the chat echoes as before.
  */
@@ -46,16 +48,18 @@ export interface ToolCall {
 	function: { name: string; arguments: string };
 }
 
-export type ToolTurn = { kind: 'call'; call: ToolCall } | { kind: 'answer'; text: string } | { kind: 'none' };
+export type ToolTurn = { kind: 'call'; calls: ToolCall[] } | { kind: 'answer'; text: string } | { kind: 'none' };
 
 const TOOL_MARKER = /\[\[tool=([^\]]+)\]\]/i;
 const ARG_MARKER = /\[\[arg\.([A-Za-z0-9_-]+)=([^\]]*)\]\]/gi;
+const CALLS_MARKER = /\[\[calls=(\d+)\]\]/i;
 
 /** The user's text without the tool markers (other markers stay: they script what the tool does at the mock). */
 export function withoutToolMarkers(text: string): string {
 	return text
 		.replace(new RegExp(TOOL_MARKER.source, 'gi'), '')
 		.replace(ARG_MARKER, '')
+		.replace(new RegExp(CALLS_MARKER.source, 'gi'), '')
 		.replace(/\s{2,}/g, ' ')
 		.trim();
 }
@@ -151,12 +155,12 @@ export function toolTurn(messages: ChatMessage[], tools: OfferedTool[] | undefin
 	if (wanted === undefined) return { kind: 'none' };
 	const tool = pickTool(tools, wanted);
 	if (!tool) return { kind: 'none' };
-	return {
-		kind: 'call',
-		call: {
-			id: `call_${randomBytes(6).toString('hex')}`,
-			type: 'function',
-			function: { name: tool.function.name, arguments: JSON.stringify(toolArguments(tool.function.parameters, userText)) },
-		},
-	};
+	const args = JSON.stringify(toolArguments(tool.function.parameters, userText));
+	const count = Math.min(8, Math.max(1, Number(CALLS_MARKER.exec(userText)?.[1] ?? 1)));
+	const calls = Array.from({ length: count }, (): ToolCall => ({
+		id: `call_${randomBytes(6).toString('hex')}`,
+		type: 'function',
+		function: { name: tool.function.name, arguments: args },
+	}));
+	return { kind: 'call', calls };
 }
