@@ -9,6 +9,7 @@ import type { IDataObject, INodeExecutionData, WorkflowExecuteMode } from 'n8n-w
 
 import { runWorkflow } from '../harness/engine';
 import type { RunResult } from '../harness/engine';
+import { ExecutionHold } from '../../nodes/shared/ledger/executionHold';
 import { LEDGER_COLUMNS } from '../../nodes/shared/ledger/ledgerTable';
 import { FakeDataTable } from '../support/fakeDataTable';
 import { generateParams } from '../support/faultTable';
@@ -86,7 +87,10 @@ describe('Generate with a Task Ledger, through n8n\'s engine', () => {
 		table = new FakeDataTable(TABLE, LEDGER_COLUMNS);
 		svc = await service(table);
 	});
-	afterEach(async () => await svc.server.close());
+	afterEach(async () => {
+		await ExecutionHold.releaseAll();
+		await svc.server.close();
+	});
 
 	it('each item\'s row is written before its POST and holds its task id after', async () => {
 		const result = await generate(svc.server, table, { executionId: 'exec-first' });
@@ -116,6 +120,9 @@ describe('Generate with a Task Ledger, through n8n\'s engine', () => {
 			execution_id: 'exec-first',
 		});
 		expect(rowsOf(table)).toEqual(out.map(recorded));
+		// Held past the node run (the execution may go on: executionHold.ts), let go once its hold sees it over.
+		expect(table.rows.every((row) => Number(row.lease_until) > Date.now())).toBe(true);
+		await ExecutionHold.releaseAll();
 		expect(table.rows.map((row) => row.lease_until)).toEqual([0, 0, 0]);
 	});
 

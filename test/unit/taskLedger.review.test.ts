@@ -9,6 +9,7 @@
 // while the defect is there; when a fix lands, jest reports it as failing: make it a plain `it` then).
 import type { IBinaryData, IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { ExecutionHold } from '../../nodes/shared/ledger/executionHold';
 import { LEDGER_COLUMNS } from '../../nodes/shared/ledger/ledgerTable';
 import { itemKeys, LEASE_MS, openLedger } from '../../nodes/shared/ledger/taskLedger';
 import type { TaskLedger } from '../../nodes/shared/ledger/taskLedger';
@@ -62,6 +63,8 @@ function service() {
 }
 
 const newTable = () => new FakeDataTable(TABLE, LEDGER_COLUMNS);
+// Every execution is over after its test: its hold lets its leases go (executionHold.ts).
+afterEach(async () => await ExecutionHold.releaseAll());
 const expire = (table: FakeDataTable) => table.rows.forEach((row) => (row.lease_until = Date.now() - 1_000));
 const outcomeUnknown = () => Object.assign(new Error('socket hang up'), { context: { [OUTCOME_UNKNOWN]: true } });
 
@@ -89,9 +92,10 @@ describe('review of cb49ba5: a Retry waiting out another run\'s live planned row
 		const answer = submit(retry, 0, send('task_B0')).then((s) => s.taskId, (error: Error) => error.message);
 		await jest.advanceTimersByTimeAsync(1_000);
 		// While the Retry waits: exec-A sends item 0 (its own `sending` write: no next_row names it), the service accepts
-		// it, and exec-A's run ends (close: lease_until 0).
+		// it, and exec-A's execution ends (its hold lets the lease go).
 		await submit(holder, 0, send('task_A0'));
 		await holder.close();
+		await ExecutionHold.releaseAll();
 		expect(table.rows[0]).toMatchObject({ state: 'accepted', task_id: 'task_A0', lease_until: 0, claims: 0 });
 		await jest.advanceTimersByTimeAsync(LEASE_MS + 2_000);
 		expect(await answer).toMatch(/^Not submitted: another run that is still going \(execution exec-A\)/);
@@ -230,6 +234,8 @@ describe('review of cb49ba5: a holder paused past its lease', () => {
 		// as written, so the close does not write it again): the paid task's id is in no row of the ledger. Fixed: a
 		// lost compare-and-set records the task in a row of the holder's own (recordApart), which Recover lists.
 		expect(table.rows.some((row) => row.task_id === 'task_A0')).toBe(true);
+		// Held while exec-A goes on, let go once it is over.
+		await ExecutionHold.releaseAll();
 		expect(table.rows[1]).toMatchObject({ state: 'accepted', task_id: 'task_A0', execution_id: 'exec-A', lease_until: 0 });
 	});
 });

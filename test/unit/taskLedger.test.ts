@@ -8,6 +8,7 @@ import { GroupCommit } from '../../nodes/shared/ledger/groupCommit';
 import { recoverTasks } from '../../nodes/shared/ledger/recovery';
 import { inputItems, runTable, TABLE_ATTEMPTS, tableWorkflow } from '../../nodes/shared/ledger/tableRun';
 import type { TableOp } from '../../nodes/shared/ledger/tableRun';
+import { ExecutionHold, RENEW_MS } from '../../nodes/shared/ledger/executionHold';
 import { LEDGER_COLUMNS } from '../../nodes/shared/ledger/ledgerTable';
 import { itemKeys, LEASE_MS, openLedger } from '../../nodes/shared/ledger/taskLedger';
 import type { TaskLedger } from '../../nodes/shared/ledger/taskLedger';
@@ -115,11 +116,21 @@ function expire(table: FakeDataTable): void {
 	for (const row of table.rows) row.lease_until = Date.now() - 1_000;
 }
 
+/** A run's worker is killed: nothing of it renews or writes any more (it never closes). */
+const die = (ledger: TaskLedger) => (ledger as unknown as { renewal: AbortController }).renewal.abort();
+
+/**
+ * Every execution so far is over: their holds let the leases go (executionHold.ts; in n8n once the node run is saved,
+ * or the execution is gone or cancelled).
+ */
+const executionsOver = async () => await ExecutionHold.releaseAll();
+afterEach(executionsOver);
+
 /** One earlier execution's run: submits FOX at item 0 and dies (its lease has run out). */
 async function crashedRun(table: FakeDataTable, executionId = 'exec-A', taskId = 'task_A'): Promise<IDataObject> {
 	const { ledger } = await open(table, executionId);
 	await submitIn(ledger, 0, FOX, META, sender(taskId).send);
-	await ledger.close();
+	die(ledger);
 	expire(table);
 	return table.rows[table.rows.length - 1];
 }
@@ -436,7 +447,8 @@ describe('an outcome that may have been paid is never sent again', () => {
 			{ itemIndex: 0, meta: META },
 			{ itemIndex: 1, meta: { ...META, prompt: hare.prompt } },
 		]);
-		await first.ledger.close();
+		die(first.ledger);
+		expire(table);
 		// The worker died after item 0's accepted write named item 1's row, before item 1's answer was recorded.
 		const [before, sent] = table.rows;
 		Object.assign(before, { state: 'accepted', task_id: 'task_0', detail: JSON.stringify({ ...JSON.parse(String(before.detail)), next_row: sent.id }) });
@@ -446,6 +458,7 @@ describe('an outcome that may have been paid is never sent again', () => {
 			expect(await submitIn(ledger, 0, FOX, META, posts.send)).toMatchObject({ taskId: 'task_0', resumed: true });
 			await expect(submitIn(ledger, 1, hare, META, posts.send)).rejects.toThrow(/^Not resubmitted: an earlier run/);
 			await ledger.close();
+			await executionsOver();
 			expect(posts.sent).toEqual([]);
 		}
 	});
@@ -880,8 +893,9 @@ describe('one task at a time in the window', () => {
 			submitIn(ledger, 1, FOX, META, post('task_2')),
 		]);
 		await ledger.close();
+		await executionsOver();
 		// The first row is marked `sending` alone; the first task's accepted write names the second row as sent after it
-		// (one row written per task). The close lets both leases go in one write.
+		// (one row written per task). The execution's end lets both leases go in one write.
 		expect(events).toEqual([
 			'write sending:',
 			'post task_1',
@@ -919,9 +933,10 @@ describe('cost: one row written per task, and four writes per node run', () => {
 			})),
 		);
 		await ledger.close();
+		await executionsOver();
 		expect(posted).toEqual(items);
 		expect(answers.map((answer) => answer.taskId)).toEqual(items.map((index) => `task_${index}`));
-		// Read, plan; the first `sending`; each task's `accepted` naming the next one's row; the close (leases).
+		// Read, plan; the first `sending`; each task's `accepted` naming the next one's row; the execution's end (leases).
 		expect(table.calls.map((call) => [call.kind, call.items.length])).toEqual([
 			['get', 1],
 			['insert', 5],
@@ -988,6 +1003,7 @@ describe('cost: one row written per task, and four writes per node run', () => {
 		const first = await open(table, 'exec-A');
 		await first.ledger.plan([{ itemIndex: 0, meta: META }]);
 		await first.ledger.close();
+		await executionsOver();
 		expect(table.rows.map((row) => row.state)).toEqual(['planned']);
 		expect(await recoverTasks(contextFor(table, 'exec-R', {}).ctx, TABLE, WORKFLOW)).toEqual({ tasks: [], unknownOutcomes: [] });
 		// A Retry finds nothing paid to adopt: it pays, on a row of its own.
@@ -995,6 +1011,7 @@ describe('cost: one row written per task, and four writes per node run', () => {
 		const retried = sender('task_retry');
 		expect(await submitIn(retry.ledger, 0, FOX, META, retried.send)).toMatchObject({ taskId: 'task_retry', resumed: false });
 		await retry.ledger.close();
+		await executionsOver();
 		expect(retried.sent).toEqual(['task_retry']);
 		// Retry On Fail: the same execution sends its planned row's request once, on that row.
 		const again = await open(table, 'exec-A');
@@ -1029,7 +1046,7 @@ describe('group commit: writes that come at the same time share one sub-workflow
 });
 
 describe('leases', () => {
-	it('close sets lease_until 0 on the run\'s own rows only', async () => {
+	it('close keeps the run\'s own rows held while its execution goes on; the execution\'s end lets them go, its rows only', async () => {
 		const table = newTable();
 		const other = await crashedRun(table, 'exec-Z', 'task_Z');
 		other.lease_until = 12345;
@@ -1038,6 +1055,8 @@ describe('leases', () => {
 		await submitIn(ledger, 1, { ...FOX, prompt: 'a dog' }, META, sender('task_dog').send);
 		expect(table.rows.slice(1).every((row) => Number(row.lease_until) > Date.now() + LEASE_MS - 5_000)).toBe(true);
 		await ledger.close();
+		expect(table.rows.slice(1).every((row) => Number(row.lease_until) > Date.now() + LEASE_MS - 5_000)).toBe(true);
+		await executionsOver();
 		expect(table.rows.map((row) => [row.execution_id, row.lease_until])).toEqual([
 			['exec-Z', 12345],
 			['exec-A', 0],
@@ -1056,9 +1075,11 @@ describe('leases', () => {
 		beforeEach(() => jest.useFakeTimers({ now: new Date('2026-11-26T12:00:00Z') }));
 		afterEach(() => jest.useRealTimers());
 
-		it('a running holder renews its leases every third of LEASE_MS, and stops when closed', async () => {
+		it('a running holder renews its leases every third of LEASE_MS, on after its node run while n8n has not saved it, and lets them go once it has', async () => {
 			const table = newTable();
-			const { ledger } = await open(table, 'exec-A');
+			// n8n's copy of the execution while it runs (progress not saved): its start, no run of the node.
+			const saved: Record<string, IRunExecutionData> = { 'exec-A': { resultData: { runData: {} } } as unknown as IRunExecutionData };
+			const { ledger } = await open(table, 'exec-A', { saved });
 			await submitIn(ledger, 0, FOX, META, sender('task_A').send);
 			const start = Date.now();
 			expect(table.rows[0].lease_until).toBe(start + LEASE_MS);
@@ -1067,10 +1088,17 @@ describe('leases', () => {
 			await jest.advanceTimersByTimeAsync(LEASE_MS / 3);
 			expect(table.rows[0].lease_until).toBe(start + (2 * LEASE_MS) / 3 + LEASE_MS);
 			await ledger.close();
+			// The node run is over, its execution goes on for minutes: the lease goes on with it (renewed just now, at the
+			// 15th turn since the close).
+			await jest.advanceTimersByTimeAsync(5 * LEASE_MS);
+			expect(table.rows[0].lease_until).toBe(Date.now() + LEASE_MS);
+			// The execution ended: n8n saved the node run. The next turn lets the lease go, and nothing is written after.
+			saved['exec-A'] = { resultData: { runData: { [NODE.name]: [{ data: { main: [[{ json: { task_id: 'task_A' } }]] } }] } } } as unknown as IRunExecutionData;
+			await jest.advanceTimersByTimeAsync(RENEW_MS);
+			expect(table.rows[0].lease_until).toBe(0);
 			const writes = table.count('update');
 			await jest.advanceTimersByTimeAsync(2 * LEASE_MS);
 			expect(table.count('update')).toBe(writes);
-			expect(table.rows[0].lease_until).toBe(0);
 		});
 
 		it('a Retry meeting another run\'s planned row of the item waits its lease out: pays nothing while that run lives, pays once it is gone (found by bench:scale\'s queue case)', async () => {

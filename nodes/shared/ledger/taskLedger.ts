@@ -18,6 +18,9 @@ import {
 import { BY_CLAIM, BY_ID, detailOf, eq, inFlight, LedgerTable, sentAfter } from './ledgerTable';
 import type { LedgerRow, LedgerState, RowChange } from './ledgerTable';
 import { retriedRunIndex, runReplaying } from './replayedRun';
+import { ExecutionHold, HELD, LEASE_MS, RENEW_MS } from './executionHold';
+
+export { LEASE_MS };
 
 /**
  * The task ledger: every paid video task is a row of an n8n Data Table, marked as sent before its POST and `accepted`
@@ -28,8 +31,9 @@ import { retriedRunIndex, runReplaying } from './replayedRun';
  *
  * What it costs (each write is a sub-workflow run, an n8n execution, and each row it touches a few database
  * statements): one read and one insert of `planned` rows when the run starts, one row written per task (its
- * `accepted` state names the next task's row as sent after it), a lease renewal every LEASE_MS / 3 while the run
- * lasts, and one write when it ends (the leases let go).
+ * `accepted` state names the next task's row as sent after it), a lease renewal every LEASE_MS / 3 while the
+ * execution lasts (executionHold.ts: after the node run, with a read of the execution's saved data each time), and
+ * one write when n8n has saved the node run (the leases let go).
  */
 
 /** The prompt's first characters a row records (what Recover shows, and what a Retry compares). */
@@ -47,10 +51,6 @@ const samePaid = (paid: SubmissionMeta, meta: SubmissionMeta) =>
 
 /** Reads of the other runs' rows, at most, for one item of a Retry that waits leases out (submit). */
 const ADOPT_ROUNDS = 3;
-
-/** A holder that stops renewing is taken for dead after this long; it renews every third of it. */
-export const LEASE_MS = 60_000;
-const RENEW_MS = LEASE_MS / 3;
 
 interface LedgerScope {
 	tableId: string;
@@ -88,9 +88,6 @@ interface Waiter {
 	resolve: () => void;
 	reject: (error: unknown) => void;
 }
-
-/** The rows one execution holds in one node run. */
-const HELD = [eq('run_key'), eq('execution_id')];
 
 /**
  * Which orphans a retry looks at first: tasks known to be paid, then unknown outcomes (also those Recover reported:
@@ -547,20 +544,27 @@ export class TaskLedger {
 	}
 
 	/**
-	 * The run ended: the leases let go in one write (0: a failed run's rows can be adopted by a Retry at once), after
-	 * the `accepted` writes that failed are tried once more. A run whose hold ran out fails (holdRanOut).
+	 * The node run ended, after the `accepted` writes that failed are tried once more. Its execution goes on and holds
+	 * the rows until n8n has saved this run (executionHold.ts): let go now, they read as orphans while the execution
+	 * may still hand their tasks on, and Recover listed them (issue 51). A run whose hold ran out lets them go at once
+	 * and fails (holdRanOut).
 	 */
 	async close(): Promise<void> {
 		this.renewal.abort();
 		await this.renewing;
 		if (!this.rows.some((row) => row.execution_id === this.scope.executionId)) return;
 		if (this.unrecorded.size > 0) await this.recordAgain();
+		const { executionId, nodeName, runIndex } = this.scope;
+		if (!this.holdLost()) {
+			ExecutionHold.keep(this.ctx, this.table, executionId, { runKey: this.runKey, nodeName, runIndex }, this.heldUntil);
+			return;
+		}
 		await this.table
-			.update(HELD, { run_key: this.runKey, execution_id: this.scope.executionId }, { lease_until: 0 })
+			.update(HELD, { run_key: this.runKey, execution_id: executionId }, { lease_until: 0 })
 			.catch((error: unknown) => this.warn('letting the leases go', error));
 		// Another run may have taken this run's tasks once its hold ran out: they go on from one run only (found by the
 		// property test: a run that stalled past its lease and a Retry that took its task both handed it on).
-		if (this.holdLost()) throw holdRanOut(this.ctx);
+		throw holdRanOut(this.ctx);
 	}
 
 	/** The `accepted` writes that failed, once more; one whose row another run claimed meanwhile gets a row apart. */
