@@ -4,7 +4,7 @@ import type { INodeType, INodeTypeDescription, ISupplyDataFunctions, SupplyData 
 import { modelSearch } from '../shared/descriptions/models';
 import { modelLocator } from '../shared/descriptions/requestFields';
 import { samplingOption, textTimeoutOption } from '../shared/descriptions/chatOptions';
-import { timeoutMsOf } from '../shared/descriptions/timeoutOption';
+import { MAX_ANSWER_TIME, timeoutMsOf, totalBoundMsOf, totalBoundOption } from '../shared/descriptions/timeoutOption';
 import { noteSupply } from '../shared/run/callIdentity';
 import { gatewayChatModel } from './gatewayChatModel';
 import { loadAiNodeSdk, requireN8n2Host, supplyModelFailure } from './sdkHost';
@@ -16,6 +16,7 @@ interface ModelOptions {
 	responseFormat?: 'text' | 'json_object';
 	timeout?: number;
 	maxRetries?: number;
+	maxAnswerTime?: number;
 }
 
 /**
@@ -74,6 +75,11 @@ export class GenGatewayChatModel implements INodeType {
 				type: 'collection',
 				default: {},
 				options: [
+					totalBoundOption(
+						MAX_ANSWER_TIME,
+						'Passing it hangs up and fails the call; it counts as paid and is not resent. An answer that is not ' +
+							'streamed must arrive whole within the Timeout.',
+					),
 					{
 						displayName: 'Maximum Number of Tokens',
 						name: 'maxTokens',
@@ -136,6 +142,7 @@ export class GenGatewayChatModel implements INodeType {
 			maxTokens: options.maxTokens,
 			responseFormat: options.responseFormat,
 			timeoutMs: timeoutMsOf(options.timeout),
+			maxAnswerMs: totalBoundMsOf(MAX_ANSWER_TIME, options.maxAnswerTime),
 			maxRetries: options.maxRetries ?? 2,
 		});
 		try {

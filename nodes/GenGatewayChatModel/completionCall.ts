@@ -4,6 +4,7 @@ import type { StreamChunk } from '@n8n/ai-node-sdk';
 
 import {
 	AnswerTooLargeError,
+	answerTimeRanOut,
 	boundedAssembler,
 	KEPT_PARTIAL_CHARS,
 	maxAnswerBytes,
@@ -11,7 +12,7 @@ import {
 import { ChatCompletionAssembler } from '../GenGatewayChat/stream/chatCompletionAssembler';
 import { redactedAssembler, StreamEventError } from '../GenGatewayChat/stream/assembler';
 import type { StreamAssembler } from '../GenGatewayChat/stream/assembler';
-import { TIMEOUT_ADVICE } from '../shared/descriptions/timeoutOption';
+import { MAX_ANSWER_TIME, TIMEOUT_ADVICE, totalBoundMsOf } from '../shared/descriptions/timeoutOption';
 import { recall, remember, keptError } from '../shared/run/guardMemory';
 import { fingerprint } from '../shared/run/fingerprint';
 import { askedBefore, suppliedAs } from '../shared/run/callIdentity';
@@ -19,7 +20,7 @@ import { guardScope, guardSlot, rootNodeOf } from '../shared/run/submissionGuard
 import type { GuardSlot } from '../shared/run/submissionGuard';
 import { rejectErrorAnswer } from '../shared/transport/answerError';
 import { asNodeError, redact } from '../shared/transport/errors';
-import { idleWatch } from '../shared/transport/idleWatch';
+import { boundRanOut, idleWatch } from '../shared/transport/idleWatch';
 import type { IdleWatch } from '../shared/transport/idleWatch';
 import { redactDeep, StreamRedactor } from '../shared/transport/redaction';
 import { maySendAgain } from '../shared/transport/retry';
@@ -46,6 +47,8 @@ export interface CompletionSettings {
 	itemIndex: number;
 	/** The node's Timeout: for the answer to begin, then (streamed) for each next piece. */
 	timeoutMs: number;
+	/** Streamed: Max Answer Time, the bound on the answer as a whole (ms); the default when absent. */
+	maxAnswerMs?: number;
 	/** The node's Maximum Retries: after a 429, 502, 503 or a connection that was never made. */
 	maxRetries: number;
 }
@@ -240,7 +243,8 @@ export async function* streamChat(
 	const shown = new StreamRedactor(secrets);
 	let watch: IdleWatch | undefined;
 	let close: (() => void) | undefined;
-	const timedOut = () => watch !== undefined && (watch.fired || watch.silentMs() >= timeoutMs - 250);
+	const bounds = { timeoutMs, maxAnswerMs: settings.maxAnswerMs ?? totalBoundMsOf(MAX_ANSWER_TIME, undefined) };
+	const timedOut = () => boundRanOut(watch, timeoutMs);
 	try {
 		const response = await gatewayStream(ctx, {
 			method: 'POST',
@@ -254,7 +258,7 @@ export async function* streamChat(
 		});
 		close = () => response.close();
 		// The request's timeout may stop timing once the answer has begun (shared/transport/idleWatch.ts).
-		watch = idleWatch(timeoutMs, () => response.close());
+		watch = idleWatch(timeoutMs, () => response.close(), bounds.maxAnswerMs);
 		const chunks = watched(response.body, watch);
 		if (String(response.headers['content-type'] ?? '').toLowerCase().includes('application/json')) {
 			// A service that ignores `stream: true` answers with plain JSON: the whole answer at once.
@@ -287,7 +291,7 @@ export async function* streamChat(
 		if (rest) yield { type: 'text-delta', delta: rest };
 		yield* closingChunks(assembler.result());
 	} catch (error) {
-		const failure = streamFailure(ctx, error, assembler.text(), timedOut(), timeoutMs);
+		const failure = streamFailure(ctx, error, assembler.text(), timedOut(), bounds);
 		guard.failed(failure);
 		throw failure;
 	} finally {
@@ -297,12 +301,18 @@ export async function* streamChat(
 }
 
 /** What a failure of the streamed call means, in the Chat node's words. */
-function streamFailure(ctx: IExecuteFunctions, error: unknown, partial: string, silent: boolean, timeoutMs: number) {
+function streamFailure(
+	ctx: IExecuteFunctions,
+	error: unknown,
+	partial: string,
+	ranOut: 'idle' | 'total' | undefined,
+	bounds: { timeoutMs: number; maxAnswerMs: number },
+) {
 	const node = ctx.getNode();
 	const cancelled = ctx.getExecutionCancelSignal()?.aborted === true;
-	if (silent && !cancelled) {
-		return brokenStreamError(node, CALL, partial,
-			`nothing arrived for ${timeoutMs / 1000} s: the node's Timeout ran out`, TIMEOUT_ADVICE);
+	if (ranOut && !cancelled) {
+		const { reason, advice } = answerTimeRanOut(ranOut, bounds);
+		return brokenStreamError(node, CALL, partial, reason, advice);
 	}
 	// The transport's errors (before the 200, or a 2xx `{"error": …}`) and ours are already what they must be.
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;

@@ -38,10 +38,14 @@ function binaryKey(base: string, index: number, mode: OutputMode): string {
 	return mode === 'oneItem' ? `${base}_${index}` : base;
 }
 
-/** How long an image download may stay silent once it began: the node's Timeout, and where to raise it. */
+/**
+ * How long an image download may stay silent once it began (the node's Timeout) and take in all (Max Download Time),
+ * and where to raise them.
+ */
 interface DownloadTimeout {
 	timeoutMs: number;
 	timeoutAdvice: string;
+	total: { ms: number; option: string; advice: string };
 }
 
 /** A URL download streamed into binary data, checked, and fetched again (resumed when it can be) when it breaks. */
@@ -58,7 +62,12 @@ async function downloadImage(
 		itemIndex,
 		...timeout,
 		// The node's Timeout bounds the wait for the answer to begin too (not only silence after it began).
-		open: async (range) => await downloadUrl(ctx, url, itemIndex, { headers: downloadHeaders(range), ...timeout }),
+		open: async (range) =>
+			await downloadUrl(ctx, url, itemIndex, {
+				headers: downloadHeaders(range),
+				timeoutMs: timeout?.timeoutMs,
+				timeoutAdvice: timeout?.timeoutAdvice,
+			}),
 		accept: async (head, response, totalKnown) => {
 			const secrets = await credentialSecrets(ctx);
 			return classify(ctx, head, totalKnown, {

@@ -146,3 +146,87 @@ describe('Chat Model: the same default bound', () => {
 		});
 	});
 });
+
+/**
+ * Writes `head`, then `filler` every 300 ms for `forMs` (many times the bound under test), then `tail`: the socket is
+ * never idle for the Timeout. Before issue 51's fix the call ran to the tail.
+ */
+function trickling(contentType: string, head: string, filler: string, forMs: number, tail: string, hungUp: { by: boolean }) {
+	return (_req: unknown, res: ServerResponse) => {
+		res.writeHead(200, { 'Content-Type': contentType });
+		res.write(head);
+		const drip = setInterval(() => res.write(filler), 300);
+		const end = setTimeout(() => {
+			clearInterval(drip);
+			res.end(tail);
+		}, forMs);
+		res.on('close', () => {
+			clearInterval(drip);
+			clearTimeout(end);
+			if (!res.writableEnded) hungUp.by = true;
+		});
+	};
+}
+
+async function chatModelCall(server: ScriptedServer, options: IDataObject, streamed: boolean): Promise<ErrorShape | undefined> {
+	const supply = chatModelSupplyContext({
+		baseUrl: server.url,
+		apiKey: API_KEY,
+		parameters: { model: { __rl: true, mode: 'id', value: 'm' }, options },
+	});
+	const supplied = await new GenGatewayChatModel().supplyData.call(supply.ctx, 0);
+	const chatModel = supplied.response as {
+		stream(input: unknown): Promise<AsyncIterable<unknown>>;
+		invoke(input: unknown): Promise<unknown>;
+	};
+	try {
+		if (streamed) for await (const _piece of await chatModel.stream('hi')) void _piece;
+		else await chatModel.invoke('hi');
+	} catch (caught) {
+		return caught as ErrorShape;
+	}
+	return undefined;
+}
+
+describe('Chat Model: the time of an answer is bounded as a whole (issue 51, 6)', () => {
+	const completionText = JSON.stringify({
+		id: 'c1',
+		object: 'chat.completion',
+		model: 'm',
+		choices: [{ index: 0, message: { role: 'assistant', content: 'late' }, finish_reason: 'stop' }],
+	});
+
+	it('not streamed, Timeout 1 s, `{` then a space every 300 ms: the Timeout ends it, one POST', async () => {
+		const hungUp = { by: false };
+		await withServer(trickling('application/json', '{', ' ', 15_000, completionText.slice(1), hungUp), async (server) => {
+			const error = await chatModelCall(server, { timeout: 1 }, false);
+			expect(error?.message).toBe(
+				'The outcome of POST /v1/chat/completions is unknown: no answer within 1 s (its timeout ran out). The service may have accepted it (and may charge for it), so it was not resubmitted.',
+			);
+			expect(error?.context?.outcomeUnknown).toBe(true);
+			expect(postsTo(server, '/v1/chat/completions')).toHaveLength(1);
+		});
+	});
+
+	it('streamed, Max Answer Time 0.04 min, `: PING` every 300 ms: Max Answer Time ends it, named', async () => {
+		const hungUp = { by: false };
+		const first = frame({ id: 'c1', object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, delta: { content: 'Hel' } }] });
+		await withServer(trickling('text/event-stream', first, ': PING\n\n', 20_000, 'data: [DONE]\n\n', hungUp), async (server) => {
+			const error = await chatModelCall(server, { timeout: 1, maxAnswerTime: 0.04 }, true);
+			expect(error?.message).toContain("(the node's Max Answer Time ran out: the answer was not complete after 0.04 min in all)");
+			expect(error?.description).toContain('raise the node\'s "Max Answer Time (Minutes)" option');
+			expect(error?.context?.partialContent).toBe('Hel');
+			expect(error?.context?.outcomeUnknown).toBe(true);
+			expect(postsTo(server, '/v1/chat/completions')).toHaveLength(1);
+		});
+	});
+
+	it('the option absent (a saved workflow): 60 minutes', () => {
+		const node = new GenGatewayChatModel();
+		const options = node.description.properties.find((p) => p.name === 'options');
+		const option = (options?.options ?? []).find((o) => (o as { name: string }).name === 'maxAnswerTime') as { default?: unknown };
+		expect(option.default).toBe(60);
+		const chat = optionsProperty.options?.find((o) => o.name === 'maxAnswerTime') as { default?: unknown };
+		expect(chat.default).toBe(60);
+	});
+});

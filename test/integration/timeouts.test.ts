@@ -12,6 +12,7 @@ import { GenGatewayChat } from '../../nodes/GenGatewayChat/GenGatewayChat.node';
 import { GenGatewayImage } from '../../nodes/GenGatewayImage/GenGatewayImage.node';
 import { DEFAULT_TIMEOUT_SECONDS, timeoutMsOf } from '../../nodes/shared/descriptions/timeoutOption';
 import { runWorkflow } from '../harness/engine';
+import { pngFile } from '../support/hostileServers';
 import type { RunResult } from '../harness/engine';
 
 const API_KEY = 'sentinel-key-timeouts-3c9d';
@@ -252,6 +253,47 @@ describe('an answer that trickles: a Timeout ends it (issue 51, 6)', () => {
 				expect(item.json.partialContent).toBe('Hel');
 				expect(item.json.errorDescription).toContain('raise the node\'s "Max Answer Time (Minutes)" option');
 				expect(await closedSoon(server)).toBe(true);
+				expect(server.posts()).toBe(1);
+			},
+		);
+	});
+});
+
+describe('a download that trickles: Max Download Time ends it (issue 51, 6)', () => {
+	it('Image: 64 KiB, then a byte every 300 ms: the bound named, the URL kept, nothing stored, one download', async () => {
+		const png = pngFile(256 * 1024, 7);
+		let downloads = 0;
+		await withServer(
+			(req, res) => {
+				if (req.method === 'POST') return json(res, { created: 1, data: [{ url: `http://${req.headers.host}/files/a.png` }] });
+				downloads++;
+				res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': png.length });
+				// A byte every 300 ms for 8 × Max Download Time (2.4 s), then the rest: before the fix, a whole file.
+				let sent = 64 * 1024;
+				res.write(png.subarray(0, sent));
+				const drip = setInterval(() => {
+					if (!res.destroyed) res.write(png.subarray(sent, ++sent));
+				}, 300);
+				later(20_000, () => {
+					clearInterval(drip);
+					if (!res.destroyed) res.end(png.subarray(sent));
+				});
+				res.on('close', () => clearInterval(drip));
+			},
+			async (server) => {
+				const result = await run(
+					'genGatewayImage',
+					image({ timeout: 1, responseFormat: 'url', maxDownloadTime: 0.04 }),
+					server.url,
+				);
+				const error = result.nodeError('Node') as NodeError;
+				expect(error?.message).toMatch(
+					/^Downloading image-1 failed: it was not complete after 0\.04 min in all \(the node's Max Download Time ran out\); \d+ bytes had arrived$/,
+				);
+				expect(error.description).toContain('raise the node\'s "Max Download Time (Minutes)" option');
+				expect(error.context?.imageUrls).toEqual([`${server.url}/files/a.png`]);
+				expect(await closedSoon(server)).toBe(true);
+				expect(downloads).toBe(1);
 				expect(server.posts()).toBe(1);
 			},
 		);

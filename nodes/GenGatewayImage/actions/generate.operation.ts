@@ -5,7 +5,15 @@ import { extraBodyField, mergeExtraBody, parseExtraBody, readModel } from '../..
 import { chatRunPolicy } from '../../shared/run/n8nChatStream';
 import type { Operation } from '../../shared/run/router';
 import { submitOnce } from '../../shared/run/submissionGuard';
-import { TIMEOUT_ADVICE, timeoutMsOf, timeoutOption } from '../../shared/descriptions/timeoutOption';
+import {
+	MAX_DOWNLOAD_TIME,
+	TIMEOUT_ADVICE,
+	timeoutMsOf,
+	timeoutOption,
+	totalBoundAdvice,
+	totalBoundMsOf,
+	totalBoundOption,
+} from '../../shared/descriptions/timeoutOption';
 import { gatewayJson } from '../../shared/transport/transport';
 import { binaryItems, IMAGE_URLS, imageEntries, returnedItems } from '../imageOutput';
 import type { OutputMode } from '../imageOutput';
@@ -97,6 +105,13 @@ export const properties: INodeProperties[] = [
 				...extraBodyField,
 			},
 			{
+				...totalBoundOption(
+					MAX_DOWNLOAD_TIME,
+					'Passing it hangs up and fails the item, with the image URLs kept; nothing is stored.',
+				),
+				displayOptions: { show: { '/returnAs': ['binary'] } },
+			},
+			{
 				displayName: 'Output',
 				name: 'outputMode',
 				type: 'options',
@@ -130,6 +145,7 @@ interface GenerateOptions {
 	outputMode?: OutputMode;
 	responseFormat?: '' | 'b64_json' | 'url';
 	timeout?: number;
+	maxDownloadTime?: number;
 }
 
 export function generationBody(
@@ -193,6 +209,14 @@ async function generate(ctx: IExecuteFunctions, itemIndex: number): Promise<INod
 		binaryPropertyName: options.binaryPropertyName || 'data',
 		common,
 		itemIndex,
-		timeout: { timeoutMs: timeoutMsOf(options.timeout), timeoutAdvice: TIMEOUT_ADVICE },
+		timeout: {
+			timeoutMs: timeoutMsOf(options.timeout),
+			timeoutAdvice: TIMEOUT_ADVICE,
+			total: {
+				ms: totalBoundMsOf(MAX_DOWNLOAD_TIME, options.maxDownloadTime),
+				option: 'Max Download Time',
+				advice: totalBoundAdvice(MAX_DOWNLOAD_TIME),
+			},
+		},
 	});
 }

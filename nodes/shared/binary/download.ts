@@ -7,7 +7,7 @@ import type { FileStructure } from './integrity';
 import { forStore, readableClassOf, STORE_CHUNK_BYTES } from './largeChunks';
 import { listen } from './streamEvents';
 import { asNodeError } from '../transport/errors';
-import { idleWatch } from '../transport/idleWatch';
+import { boundRanOut, idleWatch } from '../transport/idleWatch';
 import { brokenBodyRetryDelay } from '../transport/retry';
 import { waitFor } from '../transport/transport';
 import type { Readable, StreamResponse } from '../transport/transport';
@@ -22,7 +22,9 @@ import type { Readable, StreamResponse } from '../transport/transport';
  * across attempts) only when it is provably the same file: a 206 with the first answer's validators and a
  * Content-Range that starts at the resume byte and names the same total; anything else (another ETag, a 416, a
  * range that does not fit) starts over from byte 0. An answer that sends more bytes than it announced is never
- * appended. A body silent for `timeoutMs` (headers and first bytes arrived, then nothing) ends the download.
+ * appended. A body silent for `timeoutMs` (headers and first bytes arrived, then nothing) ends the download, and so
+ * does one still not whole after its total bound (issue 51, 6: one byte every few seconds never lets the idle bound run
+ * out), counted from the first answer over every attempt. Either way nothing is stored.
  */
 
 export interface ResumeFrom {
@@ -49,9 +51,26 @@ interface CheckedDownload {
 	timeoutMs?: number;
 	/** How the user raises `timeoutMs` (the node's Timeout option), when it is the node's. */
 	timeoutAdvice?: string;
+	/** The bound on the whole download: its length, the option that sets it and how to raise it; default 30 min. */
+	total?: TotalLimit;
+}
+
+interface TotalLimit {
+	ms: number;
+	/** The option as the error names it ("Max Download Time"), or undefined when there is none to raise. */
+	option?: string;
+	advice?: string;
 }
 
 const DEFAULT_IDLE_MS = 120_000;
+/**
+ * A download's total bound where the node has no option for it (a video): 30 minutes, the most a task is waited for.
+ * Not the item's Max Wait: a short Max Wait would then cut a download that works today.
+ */
+const DEFAULT_TOTAL_MS = 30 * 60_000;
+const DEFAULT_TOTAL_ADVICE =
+	'A download of a video may take 30 minutes in all; a host this slow or one that never ends the file is hung up on ' +
+	'there. "Download" with the Task ID tries again.';
 
 /** The request headers of a binary download: the bytes as stored (no compression), from `range.start` when resuming. */
 export function downloadHeaders(range?: ResumeFrom): Record<string, string> {
@@ -278,13 +297,16 @@ const STRUCTURE_HEAD_BYTES = 12;
 /** Streams a file into n8n's binary data, checked and resumed as described above. */
 export async function downloadChecked(ctx: IExecuteFunctions, spec: CheckedDownload): Promise<IBinaryData> {
 	const idleMs = spec.timeoutMs ?? DEFAULT_IDLE_MS;
+	const totalMs = spec.total?.ms ?? DEFAULT_TOTAL_MS;
 	let response = await spec.open();
+	// From the first answer's headers on (a video's content may first answer "not ready" for a while).
+	const started = Date.now();
 	let file: StoredFile | undefined;
 	for (let attempt = 1; ; attempt++) {
 		// The request's own timeout may stop timing once the answer has begun (shared/transport/idleWatch.ts): a body
 		// that goes silent is hung up on here, and the download ends with the timeout's error.
 		const answer = response;
-		const watch = idleWatch(idleMs, () => answer.close());
+		const watch = idleWatch(idleMs, () => answer.close(), Math.max(0, started + totalMs - Date.now()));
 		try {
 			let whole: Buffer | undefined;
 			if (!file) {
@@ -311,9 +333,12 @@ export async function downloadChecked(ctx: IExecuteFunctions, spec: CheckedDownl
 			watch.stop();
 			response.close();
 			// The socket's own idle time-out (the same Timeout) may fire a moment before the watch: a stall all the same.
-			if ((watch.fired || watch.silentMs() >= idleMs - 250) && !ctx.getExecutionCancelSignal()?.aborted) {
+			const ranOut = boundRanOut(watch, idleMs);
+			if (ranOut && !ctx.getExecutionCancelSignal()?.aborted) {
 				await file?.abandon();
-				throw stalled(ctx, spec, idleMs, file?.received ?? 0);
+				throw ranOut === 'total'
+					? tooSlow(ctx, spec, totalMs, file?.received ?? 0)
+					: stalled(ctx, spec, idleMs, file?.received ?? 0);
 			}
 			if (!isBrokenBody(ctx, error)) {
 				await file?.abandon();
@@ -367,6 +392,23 @@ function stalled(ctx: IExecuteFunctions, spec: CheckedDownload, idleMs: number, 
 		{
 			description: `The file's host sent the start of the file, then nothing; nothing was stored. ${
 				spec.timeoutAdvice ?? ''
+			}`.trim(),
+			itemIndex: spec.itemIndex,
+		},
+	);
+}
+
+/** A body still not whole after the download's total bound, however steadily it arrived: not retried either. */
+function tooSlow(ctx: IExecuteFunctions, spec: CheckedDownload, totalMs: number, received: number) {
+	const minutes = Math.round((totalMs / 60_000) * 100) / 100;
+	const bound = spec.total?.option ? `the node's ${spec.total.option} ran out` : 'its total time bound ran out';
+	return new NodeOperationError(
+		ctx.getNode(),
+		`Downloading ${spec.name} failed: it was not complete after ${minutes} min in all (${bound}); ${received} ` +
+			'bytes had arrived',
+		{
+			description: `The file's host kept sending, too slowly to finish within the bound; nothing was stored. ${
+				spec.total?.advice ?? DEFAULT_TOTAL_ADVICE
 			}`.trim(),
 			itemIndex: spec.itemIndex,
 		},
