@@ -26,7 +26,7 @@ const READS_TRIED = 3;
 export const HELD = [eq('run_key'), eq('execution_id')];
 
 /** A node run that ended, whose rows its execution still holds. */
-export interface HeldRun {
+interface HeldRun {
 	runKey: string;
 	nodeName: string;
 	/** The run index its rows name (a Retry's: the run it replays, past n8n's stand-ins). */
