@@ -147,9 +147,9 @@ describe('Gen Gateway API credential test in a real n8n', () => {
 			'address the service answers at (issue 51, point 2: it was sent, and the Test said "Connection successful!")',
 		async (status) => {
 			const elsewhere = await startScriptedServer((_req, res) => sendJson(res, 200, { object: 'list', data: [] }));
-			const redirector = await startScriptedServer((_req, res) =>
-				res.writeHead(status, { location: `${elsewhere.url.replace('127.0.0.1', 'localhost')}/v1/models` }).end(),
-			);
+			const redirector = await startScriptedServer((_req, res) => {
+				res.writeHead(status, { location: `${elsewhere.url.replace('127.0.0.1', 'localhost')}/v1/models` }).end();
+			});
 			try {
 				const result = await testCredential({ ...(await storedData()), baseUrl: redirector.url });
 

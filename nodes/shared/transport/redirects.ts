@@ -27,14 +27,12 @@ export interface RedirectHop {
 }
 
 /** A redirect that leads nowhere usable; its code is the one the transport's rule knows (retry.ts failureVerdict). */
-export class RedirectFailure extends Error {
-	constructor(
-		readonly code: 'ERR_FR_TOO_MANY_REDIRECTS' | 'ERR_FR_REDIRECTION_FAILURE',
-		message: string,
-	) {
-		super(message);
-	}
+export interface RedirectFailure {
+	failure: 'ERR_FR_TOO_MANY_REDIRECTS' | 'ERR_FR_REDIRECTION_FAILURE';
+	reason: string;
 }
+
+const unusable = (reason: string): RedirectFailure => ({ failure: 'ERR_FR_REDIRECTION_FAILURE', reason });
 
 function locationOf(response: IN8nHttpFullResponse): string | undefined {
 	const raw = (response.headers as Record<string, unknown> | undefined)?.location;
@@ -43,7 +41,7 @@ function locationOf(response: IN8nHttpFullResponse): string | undefined {
 }
 
 /** The origin a URL belongs to, or undefined when it cannot be read. */
-export function originOf(url: string): string | undefined {
+function originOf(url: string): string | undefined {
 	try {
 		return new URL(url).origin;
 	} catch {
@@ -61,7 +59,7 @@ export function nextHop(
 	method: string,
 	baseOrigin: string | undefined,
 	keyHolds: boolean,
-): RedirectHop | undefined {
+): RedirectHop | RedirectFailure | undefined {
 	if (!REDIRECT_STATUSES.has(response.statusCode)) return undefined;
 	const location = locationOf(response);
 	if (location === undefined) return undefined;
@@ -69,10 +67,10 @@ export function nextHop(
 	try {
 		target = new URL(location, current);
 	} catch {
-		throw new RedirectFailure('ERR_FR_REDIRECTION_FAILURE', 'the redirect leads to an address that cannot be read');
+		return unusable('the redirect leads to an address that cannot be read');
 	}
 	if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-		throw new RedirectFailure('ERR_FR_REDIRECTION_FAILURE', `the redirect leads to a ${target.protocol} address`);
+		return unusable(`the redirect leads to a ${target.protocol} address`);
 	}
 	// The fragment is the client's, never sent; user info in a Location would replace the key with other credentials.
 	target.hash = '';
@@ -93,14 +91,15 @@ export type Followed = IN8nHttpFullResponse & { foreignOrigin?: string };
 
 /**
  * Follows a read's chain from its first answer. `send` makes one hop (with or without the key, as told); `discard`
- * drops a redirect's own body (a stream's socket). At most MAX_READ_REDIRECTS hops, then a RedirectFailure.
+ * drops a redirect's own body (a stream's socket). At most MAX_READ_REDIRECTS hops; a chain that leads nowhere usable
+ * ends in a RedirectFailure, which the transport raises as a failed request with its code.
  */
 export async function followRead(
 	first: IN8nHttpFullResponse,
 	start: { url: string; method: string; baseUrl: string },
 	send: (hop: RedirectHop) => Promise<IN8nHttpFullResponse>,
 	discard: (response: IN8nHttpFullResponse) => void,
-): Promise<Followed> {
+): Promise<Followed | RedirectFailure> {
 	const baseOrigin = originOf(start.baseUrl);
 	let response: Followed = first;
 	let current = start.url;
@@ -112,8 +111,9 @@ export async function followRead(
 		const hop = nextHop(response, current, method, baseOrigin, keyHolds);
 		if (!hop) return foreignOrigin === undefined ? response : { ...response, foreignOrigin };
 		discard(response);
+		if ('failure' in hop) return hop;
 		if (hops >= MAX_READ_REDIRECTS) {
-			throw new RedirectFailure('ERR_FR_TOO_MANY_REDIRECTS', `more than ${MAX_READ_REDIRECTS} redirects in a row`);
+			return { failure: 'ERR_FR_TOO_MANY_REDIRECTS', reason: `more than ${MAX_READ_REDIRECTS} redirects in a row` };
 		}
 		if (!hop.withKey) {
 			keyHolds = false;

@@ -26,6 +26,8 @@ import {
 } from './retry';
 import type { RetryPolicy } from './retry';
 import { errorTexts, isTlsHandshakeFailure, tlsError } from './tls';
+import { followRead, MAX_READ_REDIRECTS } from './redirects';
+import type { Followed, RedirectHop } from './redirects';
 import { abortableSleep } from './wait';
 
 /**
@@ -99,8 +101,6 @@ export interface StreamResponse {
 }
 
 const DEFAULT_TIMEOUT_MS = 120_000;
-/** Redirects a read follows at most (the content's redirect to a temporary file URL is one). */
-const MAX_READ_REDIRECTS = 5;
 
 function cancelSignal(ctx: GatewayFunctions): AbortSignal | undefined {
 	return 'getExecutionCancelSignal' in ctx ? ctx.getExecutionCancelSignal() : undefined;
@@ -419,17 +419,53 @@ async function withRetries(
 				continue;
 			}
 		}
+		const { foreignOrigin } = response as Followed;
 		throw apiErrorFromResponse(node, {
 			...(await where()),
 			status,
 			body,
 			secrets: await credentialSecrets(ctx),
-			note: attempt > 1 ? `Tried ${attempt} times.` : undefined,
+			note:
+				[
+					foreignOrigin === undefined
+						? ''
+						: `It was redirected to ${foreignOrigin}, another origin than the base URL's: the API key is sent to ` +
+							"the base URL's origin only, so it was not sent there. If the service has moved, enter its new address " +
+							'as the Base URL.',
+					attempt > 1 ? `Tried ${attempt} times.` : '',
+				]
+					.filter(Boolean)
+					.join(' ') || undefined,
 		});
 	}
 }
 
-/** A request to the service: its base URL, the credential's Bearer key, no key on a redirect elsewhere. */
+/**
+ * A hop to another origin: a plain request without the credential, built afresh (no header of the keyed request that
+ * could carry it), with redirects off like every request (redirects.ts follows them).
+ */
+function keylessHop(ctx: GatewayFunctions, options: IHttpRequestOptions, hop: RedirectHop): IHttpRequestOptions {
+	const headers = Object.fromEntries(
+		Object.entries(options.headers ?? {}).filter(
+			([name]) => !['authorization', 'proxy-authorization', 'cookie'].includes(name.toLowerCase()),
+		),
+	);
+	return {
+		method: hop.method as IHttpRequestMethods,
+		url: hop.url,
+		headers,
+		body: hop.keepsBody ? options.body : undefined,
+		json: options.json,
+		encoding: options.encoding,
+		returnFullResponse: true,
+		ignoreHttpStatusErrors: true,
+		timeout: options.timeout,
+		disableFollowRedirect: true,
+		abortSignal: options.abortSignal ?? cancelSignal(ctx),
+	};
+}
+
+/** A request to the service: its base URL, the credential's Bearer key, the key on the base URL's origin only. */
 async function send(
 	ctx: GatewayFunctions,
 	request: GatewayRequest,
@@ -437,24 +473,25 @@ async function send(
 	hangUp?: AbortController,
 ): Promise<IN8nHttpFullResponse> {
 	const timeoutMs = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+	const baseUrl = await baseUrlOf(ctx);
 	const options: IHttpRequestOptions = {
 		method: request.method,
-		url: joinUrl(await baseUrlOf(ctx), request.path),
+		url: joinUrl(baseUrl, request.path),
 		qs: request.qs,
 		json: !stream,
 		encoding: stream ? 'stream' : undefined,
 		returnFullResponse: true,
 		ignoreHttpStatusErrors: true,
 		timeout: timeoutMs,
-		// A redirect to another host must not carry the key.
+		// No redirect is followed by n8n's helper: it would carry the key to a sub-domain or from http to https.
+		// A read's chain is followed hop by hop below (redirects.ts: the key on the base URL's origin only); a paid POST
+		// never follows one (a 307 would send the body, and pay, again elsewhere; a 302 turns into a GET whose answer is
+		// not the submission's): its outcome is unknown (withRetries says so, with the Location).
+		disableFollowRedirect: true,
 		sendCredentialsOnCrossOriginRedirect: false,
 	};
+	const follows = !request.manualRedirect && request.kind !== 'submit';
 	if (request.body !== undefined) options.headers = { 'Content-Type': 'application/json' };
-	// A paid POST never follows a redirect: a 307 would send the body (and pay) again elsewhere, a 302 turns into a GET
-	// whose answer is not the submission's. Its outcome is unknown (withRetries says so, with the Location).
-	if (request.manualRedirect || request.kind === 'submit') options.disableFollowRedirect = true;
-	// Reads follow a short chain only: a redirect loop ends in one error, not in retries of an "outage".
-	else options.maxRedirects = MAX_READ_REDIRECTS;
 	if (request.headers) options.headers = { ...options.headers, ...request.headers };
 	const spec: AttemptSpec = {
 		method: request.method,
@@ -486,9 +523,26 @@ async function send(
 			const { body } = request;
 			options.body = typeof body === 'function' ? body() : body;
 			// The run's one read of the credential (credentials.ts): n8n reads nothing more, and sends this key.
-			return (await ctx.helpers.httpRequestWithAuthentication.call(self, CREDENTIAL_TYPE, options, {
-				credentialsDecrypted: await decryptedCredentials(ctx),
-			})) as IN8nHttpFullResponse;
+			const keyed = async (hopOptions: IHttpRequestOptions) =>
+				(await ctx.helpers.httpRequestWithAuthentication.call(self, CREDENTIAL_TYPE, hopOptions, {
+					credentialsDecrypted: await decryptedCredentials(ctx),
+				})) as IN8nHttpFullResponse;
+			const first = await keyed(options);
+			if (!follows) return first;
+			const followed = await followRead(
+				first,
+				{ url: options.url, method: request.method, baseUrl: normaliseBaseUrl(baseUrl) },
+				async (hop) =>
+					hop.withKey
+						? await keyed({ ...options, url: hop.url, qs: undefined, method: hop.method as IHttpRequestMethods, body: hop.keepsBody ? options.body : undefined })
+						: ((await ctx.helpers.httpRequest(keylessHop(ctx, options, hop))) as IN8nHttpFullResponse),
+				(redirect) => {
+					if (stream) (redirect.body as Readable | undefined)?.destroy?.();
+				},
+			);
+			// Failed as the HTTP library fails a chain that leads nowhere: the one rule for its code (retry.ts).
+			if ('failure' in followed) throw new NodeApiError(ctx.getNode(), { message: followed.reason }, { httpCode: followed.failure });
+			return followed;
 		}),
 	);
 }
