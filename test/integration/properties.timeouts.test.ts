@@ -1,5 +1,6 @@
-// Time: about 15 s (8 batches of 1–4 stalls, each waiting its Timeout of 1–2 s per try); failing, up to 150 s
-// (a hung case ends only when its execution timeout cancels it, and shrinking runs such cases again).
+// Time: about 15 s (8 batches of 1–4 stalls, each waiting its Timeout of 1–2 s per try), and about 15 s for the slow
+// servers (6 batches of 1–3, each ending at its Timeout or total bound of 1.8–3 s); failing, up to 150 s each (a hung
+// case ends only when its execution timeout cancels it, and shrinking runs such cases again).
 /**
  * Issue 37, invariant 4, as a property: every run ends within its Timeout. A hostile loopback server stalls at a
  * generated point, with the connection left open: before the status line, after the headers, after some bytes of the
@@ -23,6 +24,8 @@ import {
 	chatParams,
 	checkProperty,
 	completion,
+	drip,
+	dripHeaders,
 	imageParams,
 	nodeRun,
 	pngFile,
@@ -173,5 +176,120 @@ it('every run ends, with output or an error, within a bound set by its Timeout',
 			}
 		},
 		{ numRuns: 8 },
+	);
+});
+
+// ---- Issue 51, 6: slow servers -----------------------------------------------------------------------------------
+
+/**
+ * Generated slow servers (trickle, pings): every run ends within its bound. The server never stalls: it drips a byte,
+ * a space or a `: PING` comment every 100–600 ms, in the headers (one more header line each time) or in the body (a
+ * JSON answer after its `{`, a stream after its first piece, an image file after its first 64 KiB), so no idle
+ * time-out ever runs out. Chat (both operations, streamed or not) and Image (its generation, or the download of its
+ * URL); the Timeout 1 or 2 s, Max Answer Time / Max Download Time 0.03–0.05 min. A run ends, with an error naming a
+ * bound, within the Timeout (for the answer or its headers) plus the total bound, and the harness's allowance.
+ * Before the fix every body case ran until the execution timeout cancelled it.
+ */
+interface SlowCase {
+	target: Target;
+	where: 'head' | 'body';
+	everyMs: number;
+	timeout: 1 | 2;
+	/** Max Answer Time (streams) or Max Download Time (Image downloads), in minutes. */
+	totalMinutes: number;
+	continueOnFail: boolean;
+}
+
+const slowCases: fc.Arbitrary<SlowCase> = fc.record({
+	target,
+	where: fc.constantFrom('head' as const, 'body' as const),
+	everyMs: fc.integer({ min: 100, max: 600 }),
+	timeout: fc.constantFrom(1 as const, 2 as const),
+	totalMinutes: fc.constantFrom(0.03, 0.04, 0.05),
+	continueOnFail: fc.boolean(),
+});
+
+function slowNode(c: SlowCase) {
+	const { target: t } = c;
+	if (t.node === 'image') {
+		const options = { timeout: c.timeout, maxDownloadTime: c.totalMinutes, responseFormat: 'url' };
+		return { type: 'genGatewayImage', parameters: imageParams('a fox', options), continueOnFail: c.continueOnFail };
+	}
+	const options = { timeout: c.timeout, maxAnswerTime: c.totalMinutes };
+	const parameters =
+		t.node === 'chat' ? chatParams('hi', t.streaming, options) : responsesParams('hi', t.streaming, options);
+	return { type: 'genGatewayChat', parameters, continueOnFail: c.continueOnFail };
+}
+
+/** The start of an answer of `kind`, then a drip that never ends. */
+function slowAnswer(c: SlowCase, res: ServerResponse, kind: 'json' | 'sse' | 'file'): void {
+	if (c.where === 'head') return dripHeaders(res, c.everyMs);
+	if (kind === 'sse') {
+		sseHead(res);
+		res.write(sseDelta(c.target.node === 'responses' ? 'responses' : 'chat', 'Hel'));
+		return drip(res, () => ': PING\n\n', c.everyMs);
+	}
+	if (kind === 'json') {
+		res.writeHead(200, { 'content-type': 'application/json' });
+		res.write('{');
+		return drip(res, () => ' ', c.everyMs);
+	}
+	res.writeHead(200, { 'content-type': 'image/png', 'content-length': PNG.length });
+	let sent = 64 * 1024;
+	res.write(PNG.subarray(0, sent));
+	drip(res, () => PNG.subarray(sent, Math.min(++sent, PNG.length - 1)), c.everyMs);
+}
+
+async function slowServerFor(c: SlowCase): Promise<ScriptedServer> {
+	const { target: t } = c;
+	const server: ScriptedServer = await startScriptedServer((req, res) => {
+		if (t.node !== 'image') return slowAnswer(c, res, t.streaming === 'always' ? 'sse' : 'json');
+		if (req.method === 'POST') {
+			if (t.stallIn === 'generation') return slowAnswer(c, res, 'json');
+			return sendJson(res, 200, { created: 1, data: [{ url: `${server.url}/${t.redirected ? 'hop' : 'files'}/a.png` }] });
+		}
+		if (req.path.startsWith('/hop/')) return void res.writeHead(302, { location: `${server.url}/files/a.png` }).end();
+		if (req.path.startsWith('/files/')) return slowAnswer(c, res, 'file');
+		sendError(res, 404, 'no route');
+	});
+	return server;
+}
+
+/** The Timeout (the answer, or its headers: each try of a read may take it), the total bound, the allowance. */
+const slowBoundMs = (c: SlowCase) => 3 * c.timeout * 1000 + c.totalMinutes * 60_000 + ALLOWANCE_MS;
+
+/** What the error of a case must name: the Timeout, or the total bound of its streamed answer or download. */
+const NAMES_A_BOUND = /its timeout ran out|the node's Timeout ran out|Max Answer Time ran out|Max Download Time ran out/;
+
+it('generated slow servers (trickle, pings): every run ends within its bound, with an error naming it', async () => {
+	await checkProperty(
+		fc.array(slowCases, { minLength: 1, maxLength: 3 }),
+		async (batch) => {
+			const servers = await Promise.all(batch.map(slowServerFor));
+			try {
+				const results = await runWorkflowsTogether(
+					batch.map((c, i) =>
+						nodeRun(servers[i].url, KEY, slowNode(c), {
+							executionId: `slow-${Date.now()}-${i}`,
+							timeoutMs: slowBoundMs(c) + 2000,
+							cancelGraceMs: 2000,
+						}),
+					),
+				);
+				const wrong = results.flatMap((result, i) => {
+					const took = +(result.run.stoppedAt ?? new Date()) - +result.run.startedAt;
+					const message = String(result.nodeError('Node')?.message ?? result.output()[0]?.json.error ?? '');
+					if (result.run.status === 'canceled') return [`scenario ${i}: cancelled by the execution timeout (it hung)`];
+					if (took > slowBoundMs(batch[i])) return [`scenario ${i}: ${took} ms, bound ${slowBoundMs(batch[i])} ms; ${message}`];
+					// Nothing half-read is stored: no slow server ever finishes, so every run must fail by a bound.
+					if (!NAMES_A_BOUND.test(message)) return [`scenario ${i}: ended without naming a bound: ${message}`];
+					return [];
+				});
+				if (wrong.length > 0) throw new Error(`Runs that did not end by their bound:\n${wrong.join('\n')}`);
+			} finally {
+				await Promise.all(servers.map(async (server) => await server.close()));
+			}
+		},
+		{ numRuns: 6 },
 	);
 });

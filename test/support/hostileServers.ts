@@ -267,3 +267,30 @@ export async function keyLeaks(result: RunResult, variants: string[], nodeName =
 		.map(([where]) => where);
 }
 
+
+// ---- Slow servers (issue 51, 6) ---------------------------------------------------------------------------------
+
+/**
+ * Drips `filler` every `everyMs` until the connection closes: a space after a JSON answer's `{`, a `: PING` comment in
+ * an event stream, the next byte of a file. Every write keeps a socket's idle time-out from running out, so only a
+ * bound on the whole ends the wait.
+ */
+export function drip(res: ServerResponse, filler: () => Buffer | string, everyMs: number): void {
+	const timer = setInterval(() => {
+		if (res.destroyed || res.socket?.destroyed) return clearInterval(timer);
+		res.write(filler());
+	}, everyMs);
+	res.on('close', () => clearInterval(timer));
+}
+
+/** The status line at once, then one more header line every `everyMs`: an answer whose headers never end. */
+export function dripHeaders(res: ServerResponse, everyMs: number): void {
+	const socket = res.socket;
+	if (!socket) return;
+	socket.write('HTTP/1.1 200 OK\r\n');
+	const timer = setInterval(() => {
+		if (socket.destroyed) return clearInterval(timer);
+		socket.write('X-Slow: 1\r\n');
+	}, everyMs);
+	socket.on('close', () => clearInterval(timer));
+}
