@@ -51,7 +51,9 @@ export class ExecutionHold {
 		private readonly key: string,
 	) {
 		// A cancelled execution hands nothing on any more: its rows are let go at once.
-		ctx.getExecutionCancelSignal?.()?.addEventListener('abort', () => this.stop.abort(), { once: true });
+		const cancelled = ctx.getExecutionCancelSignal?.();
+		if (cancelled?.aborted) this.stop.abort();
+		cancelled?.addEventListener('abort', () => this.stop.abort(), { once: true });
 	}
 
 	/**
@@ -65,7 +67,7 @@ export class ExecutionHold {
 			hold = new ExecutionHold(ctx, table, executionId, key);
 			holds.set(key, hold);
 			hold.runs.set(run.runKey, run);
-			hold.kept = hold.keep(Math.min(RENEW_MS, Math.max(0, heldUntil - Date.now()) / 2));
+			hold.kept = hold.renewUntilOver(Math.min(RENEW_MS, Math.max(0, heldUntil - Date.now()) / 2));
 			return;
 		}
 		// The latest node run's context and table: the earlier ones' node runs are over.
@@ -85,7 +87,7 @@ export class ExecutionHold {
 		await Promise.all(all.map(async (hold) => await hold.kept));
 	}
 
-	private async keep(firstWait: number): Promise<void> {
+	private async renewUntilOver(firstWait: number): Promise<void> {
 		for (let wait = firstWait; this.runs.size > 0; wait = RENEW_MS) {
 			const cancelled = await abortableSleep(wait, this.stop.signal).then(
 				() => this.stop.signal.aborted,
