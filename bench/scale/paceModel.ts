@@ -6,8 +6,12 @@
 //   pacing by itself (a PaceState each, as n8n's queue mode runs them) against both on one PaceState (as if they shared
 //   what they learnt at once and for free: the most any shared place could give);
 // - the worker left when the other stops after 60 s: its requests/s from 20 s after;
-// - one worker alone at 20, 6, 2 and 1 requests/s: the share of the limit used and of requests refused.
-import { equalShares, onOneKey } from '../../test/support/paceWorld';
+// - one worker alone at 20, 6, 2 and 1 requests/s: the share of the limit used and of requests refused;
+// - issue 52: one execution's batch of video tasks (N prompts of T s, 4 requests each, 5 lanes) against each kind of
+//   limiter (test/mock/limits.ts), side by side: the service's span ÷ the floor max(4N/R, T + 3N/R, N/R + T), the share
+//   of the limit used over that span, and the share of requests refused.
+import { LIMITER_KINDS } from '../../test/mock/limits';
+import { equalShares, onOneKey, taskBatch } from '../../test/support/paceWorld';
 
 const pct = (share: number) => `${(share * 100).toFixed(1)} %`;
 const times = (ratio: number) => `${ratio.toFixed(2)}×`;
@@ -33,6 +37,32 @@ async function alone(limit: number, seconds: number): Promise<string> {
 	return `${limit} req/s: ${pct(seconds / run.seconds)} used, ${pct(run.refused / (run.refused + run.accepted))} refused`;
 }
 
+/** The issue's cases first (20 req/s × 1,000 prompts, 2 req/s × 200; tasks of 30, 10 and 60 s), then other limits. */
+const BATCHES: Array<[number, number, number]> = [
+	[20, 1000, 30],
+	[2, 200, 30],
+	[20, 1000, 10],
+	[20, 1000, 60],
+	[2, 200, 10],
+	[2, 200, 60],
+	[50, 2000, 30],
+	[1, 100, 30],
+	[0.5, 50, 30],
+];
+
+async function perKind(): Promise<string[]> {
+	const rows = [`| Batch | ${LIMITER_KINDS.join(' | ')} |`, `|---|${LIMITER_KINDS.map(() => '--:').join('|')}|`];
+	for (const [limit, prompts, taskSeconds] of BATCHES) {
+		const cells: string[] = [];
+		for (const kind of LIMITER_KINDS) {
+			const run = await taskBatch({ kind, limit, prompts, taskSeconds, seed: 1 });
+			cells.push(`${times(run.ratio)} · ${(run.used * 100).toFixed(0)} % · ${pct(run.refused)}`);
+		}
+		rows.push(`| ${prompts} × ${taskSeconds} s at ${limit} req/s | ${cells.join(' | ')} |`);
+	}
+	return rows;
+}
+
 async function each<T>(items: T[], run: (item: T) => Promise<string>): Promise<string> {
 	const out: string[] = [];
 	for (const item of items) out.push(await run(item));
@@ -49,6 +79,10 @@ async function main(): Promise<void> {
 		`The worker left, its requests/s while both sent (30–60 s) → from 20 s after the other stopped (80–140 s): ${await each([2, 10, 20], workerLeft)}.`,
 		'',
 		`One worker alone (8 in flight, the unpaced start included): ${await each([[20, 300], [6, 300], [2, 600], [1, 600]], ([limit, seconds]) => alone(limit, seconds))}.`,
+		'',
+		'One execution, each kind of limiter (span ÷ floor · share of the limit used · refused):',
+		'',
+		...(await perKind()),
 	];
 	process.stdout.write(`${rows.join('\n')}\n`);
 }

@@ -1,11 +1,13 @@
 /**
  * A key under a rate limit on a fake clock, for the pacer (nodes/shared/transport/pacer.ts) as queue-mode workers use it:
- * each worker a process of its own with its own PaceState, all on one token bucket holding a second's worth (the
- * mock's limiter), answers after a seeded random latency, a 429 seen sooner than an answer and waited out (whole
- * seconds, as the mock's Retry-After). No n8n, no timers: a run of minutes takes milliseconds. Used by the pacer's unit
- * tests and by `npm run bench:pace-model`.
+ * each worker a process of its own with its own PaceState, all on one limiter of the mock's (test/mock/limits.ts: a
+ * token bucket holding a second's worth by default, or another kind: sliding-window log, fixed window, GCRA), answers
+ * after a seeded random latency, a 429 seen sooner than an answer and waited out (whole seconds, as the mock's
+ * Retry-After); and one execution's batch of video tasks on such a key (`taskBatch`, issue 52). No n8n, no timers: a
+ * run of minutes takes milliseconds. Used by the pacer's unit tests and by `npm run bench:pace-model`.
  */
-import { Pacer, PaceState, type PacerTuning } from '../../nodes/shared/transport/pacer';
+import { Pacer, PaceState, type PaceClass, type PacerTuning } from '../../nodes/shared/transport/pacer';
+import { makeLimiter, type LimiterKind } from '../mock/limits';
 
 /** A fake clock whose sleeps are timers fired in time order, letting every waiter react after each. */
 export function fakeWorld() {
@@ -64,15 +66,15 @@ export async function onOneKey(options: {
 	tuning?: PacerTuning;
 	shared?: boolean;
 	spreadMs?: number;
+	/** The key's limiter (test/mock/limits.ts); default the mock's token bucket. */
+	kind?: LimiterKind;
 }): Promise<KeyRun> {
 	const { limit, lanes, workers, seed, tuning } = options;
 	const world = fakeWorld();
 	const random = seeded(seed);
 	const latency = () => 30 + random() * 90;
 	const start = world.clock();
-	// The mock's token bucket: a second's worth, one token at least.
-	const capacity = Math.max(1, limit);
-	const bucket = { tokens: capacity, at: start };
+	const limiter = makeLimiter(options.kind ?? 'bucket', limit);
 	const one = new PaceState(tuning);
 	const pacers = workers.map(() => new Pacer(world.clock, tuning, options.shared ? one : new PaceState(tuning)));
 	const left = workers.map((worker) => worker.requests);
@@ -89,11 +91,9 @@ export async function onOneKey(options: {
 			await pacer.acquire(world.sleep, retry ? 'retry' : 'submit');
 			const grantedAt = world.clock();
 			const late = grantedAt - start > 10_000;
-			bucket.tokens = Math.min(capacity, bucket.tokens + ((grantedAt - bucket.at) / 1000) * limit);
-			bucket.at = grantedAt;
-			retry = bucket.tokens < 1;
+			const retryAfter = limiter.take(grantedAt);
+			retry = retryAfter !== undefined;
 			if (!retry) {
-				bucket.tokens--;
 				counts.accepted++;
 				if (late) counts.lateAccepted++;
 				await world.sleep(latency());
@@ -103,7 +103,7 @@ export async function onOneKey(options: {
 			}
 			counts.refused++;
 			if (late) counts.lateRefused++;
-			const wait = Math.max(1, Math.ceil((1 - bucket.tokens) / limit)) * 1000;
+			const wait = (retryAfter ?? 1) * 1000;
 			await world.sleep(latency() * 0.4);
 			pacer.onLimited(wait, grantedAt);
 			await world.sleep(wait);
@@ -133,4 +133,96 @@ export async function equalShares(options: { limit: number; lanes: number; seed:
 	const run = await onOneKey({ ...options, workers: [{ requests }, { requests, startMs: offset }] });
 	const ends = run.acceptedAt.map((times) => Math.max(0, ...times) / 1000);
 	return { ...run, ratio: run.seconds / ((2 * requests) / limit), apart: Math.abs(ends[0] - ends[1]), offset };
+}
+
+export interface BatchRun {
+	/** The service's own span, from the first request to the last answer (s), and the floor the limit forces. */
+	seconds: number;
+	floor: number;
+	ratio: number;
+	/** Accepted requests per second over the span, as a share of the limit; refused share of all requests sent. */
+	used: number;
+	refused: number;
+	requests: number;
+}
+
+/**
+ * One execution's batch as the Video node runs it with Wait for Completion: `prompts` tasks of `taskSeconds`, each a
+ * submission, one status poll when the task is done, the artifact list and the download (4 requests: the floor
+ * max(4N/R, T + 3N/R, N/R + T) of issues 22 and 39), on one key of `limit` requests/s of limiter `kind`. Each request
+ * takes its pace turn (by class, as the transport does), then one of `lanes` (Max Concurrency, default 5), which it
+ * holds through its 429s and their Retry-After; it reaches the service 1-10 ms after (the send) and is answered after
+ * the seeded latency.
+ */
+export async function taskBatch(options: {
+	kind: LimiterKind;
+	limit: number;
+	prompts: number;
+	taskSeconds: number;
+	seed: number;
+	lanes?: number;
+	tuning?: PacerTuning;
+}): Promise<BatchRun> {
+	const { kind, limit, prompts, taskSeconds, seed, tuning } = options;
+	const world = fakeWorld();
+	const random = seeded(seed);
+	const latency = () => 30 + random() * 90;
+	const limiter = makeLimiter(kind, limit);
+	const pacer = new Pacer(world.clock, tuning);
+	let free = options.lanes ?? 5;
+	const gateQueue: Array<() => void> = [];
+	const gate = async () => {
+		if (free > 0) free--;
+		else await new Promise<void>((resolve) => gateQueue.push(resolve));
+	};
+	const release = () => {
+		const next = gateQueue.shift();
+		if (next) next();
+		else free++;
+	};
+	const counts = { accepted: 0, refused: 0, first: Infinity, last: 0 };
+	const request = async (cls: PaceClass, age?: number) => {
+		await pacer.acquire(world.sleep, cls, age);
+		let grantedAt = world.clock();
+		await gate();
+		for (let attempt = 1; ; attempt++) {
+			// A turn taken before the gate holds unless a 429 came since; then the request asks again, first.
+			if (attempt > 1 || !pacer.turnHolds(grantedAt)) {
+				await pacer.acquire(world.sleep, 'retry');
+				grantedAt = world.clock();
+			}
+			await world.sleep(1 + random() * 9);
+			const arrived = world.clock();
+			counts.first = Math.min(counts.first, arrived);
+			const retryAfter = limiter.take(arrived);
+			if (retryAfter === undefined) {
+				counts.accepted++;
+				await world.sleep(latency());
+				counts.last = Math.max(counts.last, world.clock());
+				pacer.onAccepted(grantedAt);
+				release();
+				return;
+			}
+			counts.refused++;
+			await world.sleep(latency() * 0.4);
+			counts.last = Math.max(counts.last, world.clock());
+			pacer.onLimited(retryAfter * 1000, grantedAt);
+			await world.sleep(retryAfter * 1000);
+		}
+	};
+	const task = async () => {
+		await request('submit');
+		const submitted = world.clock();
+		await world.sleep(taskSeconds * 1000);
+		await request('poll', submitted);
+		await request('finish');
+		await request('finish');
+	};
+	const done = Promise.all(Array.from({ length: prompts }, task));
+	await world.run();
+	await done;
+	const seconds = (counts.last - counts.first) / 1000;
+	const floor = Math.max((4 * prompts) / limit, taskSeconds + (3 * prompts) / limit, prompts / limit + taskSeconds);
+	const requests = counts.accepted + counts.refused;
+	return { seconds, floor, ratio: seconds / floor, used: counts.accepted / limit / seconds, refused: counts.refused / requests, requests };
 }
