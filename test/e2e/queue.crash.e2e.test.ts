@@ -141,7 +141,11 @@ describe('task ledger in queue mode: a worker killed while submitting, then Retr
 		expect(JSON.stringify(items[KILL_AFTER].json)).toMatch(/Not resubmitted: an earlier run of this item \(execution \d+\)/);
 	
 		// Recover afterwards (a workflow of its own, as examples/video-recover-paid-tasks.json): no task is left, and the
-		// 9th is on Unknown Outcome with its prompt; a second Recover finds nothing more.
+		// 9th is on Unknown Outcome with its prompt; a second Recover finds nothing more. The Retry holds its rows (the 9th
+		// too, which it claimed) until its hold sees its run saved, within 20 s (issue 51: executionHold.ts).
+		await until('the Retry\'s hold lets its rows go', 60_000, async () =>
+			(await ledgerRows(main, cookie, table)).every((row) => row.execution_id !== retried.id || Number(row.lease_until) === 0) || undefined,
+		);
 		const recover = async () =>
 			expect(await postWebhook(main.url, RECOVER_PATH, { ledger: table.id, workflow: WORKFLOW_ID })).toBe(200);
 		await waitForWebhook(main, RECOVER_PATH);
