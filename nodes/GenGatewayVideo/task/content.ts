@@ -76,21 +76,23 @@ async function openContent(
 		});
 	}
 	const foreign = target.origin !== new URL(base).origin;
+	// The host is the service's choice: its name may hold the key.
+	const host = redact(target.host, await credentialSecrets(ctx));
 	return await downloadUrl(ctx, target.href, itemIndex, { headers, expectFile }).catch((error: unknown) => {
 		const code = Number((error as { httpCode?: unknown }).httpCode);
 		if (!foreign || ![401, 403, 404, 410].includes(code)) throw asNodeError(ctx, error, itemIndex);
-		throw expiredUrlError(ctx, taskId, target, code, itemIndex);
+		throw expiredUrlError(ctx, taskId, host, code, itemIndex);
 	});
 }
 
 /** A temporary video URL that its host no longer serves: what happened and what to do, without the URL's signature. */
-function expiredUrlError(ctx: IExecuteFunctions, taskId: string, target: URL, code: number, itemIndex: number) {
+function expiredUrlError(ctx: IExecuteFunctions, taskId: string, host: string, code: number, itemIndex: number) {
 	const error = new NodeOperationError(
 		ctx.getNode(),
-		`The temporary video URL of task ${taskId} has expired or is gone: ${target.host} answered ${code}`,
+		`The temporary video URL of task ${taskId} has expired or is gone: ${host} answered ${code}`,
 		{
 			itemIndex,
-			description: `The service's content endpoint redirected to a temporary file URL on ${target.host} (not the ` +
+			description: `The service's content endpoint redirected to a temporary file URL on ${host} (not the ` +
 				`service), which refused it. Such URLs expire soon after the task ends; this is not a problem with the API key. ` +
 				`Run "Download" with Task ID ${taskId} now (the service may hand out a fresh URL); if the video is no longer ` +
 				`available, it must be generated again.`,

@@ -96,7 +96,7 @@ export type Followed = IN8nHttpFullResponse & { foreignOrigin?: string };
  */
 export async function followRead(
 	first: IN8nHttpFullResponse,
-	start: { url: string; method: string; baseUrl: string },
+	start: { url: string; method: string; baseUrl: string; keyed: boolean },
 	send: (hop: RedirectHop) => Promise<IN8nHttpFullResponse>,
 	discard: (response: IN8nHttpFullResponse) => void,
 ): Promise<Followed | RedirectFailure> {
@@ -105,7 +105,8 @@ export async function followRead(
 	let current = start.url;
 	let method = start.method;
 	let keepsBody = true;
-	let keyHolds = originOf(start.url) === baseOrigin;
+	// A chain that began without the key (a file host's) never gets it, wherever it leads.
+	let keyHolds = start.keyed && originOf(start.url) === baseOrigin;
 	let foreignOrigin: string | undefined;
 	for (let hops = 0; ; hops++) {
 		const hop = nextHop(response, current, method, baseOrigin, keyHolds);

@@ -420,16 +420,18 @@ async function withRetries(
 			}
 		}
 		const { foreignOrigin } = response as Followed;
+		const secrets = await credentialSecrets(ctx);
 		throw apiErrorFromResponse(node, {
 			...(await where()),
 			status,
 			body,
-			secrets: await credentialSecrets(ctx),
+			secrets,
 			note:
 				[
 					foreignOrigin === undefined
 						? ''
-						: `It was redirected to ${foreignOrigin}, another origin than the base URL's: the API key is sent to ` +
+						: // The origin is the server's choice: a host name may hold the key.
+							`It was redirected to ${redact(foreignOrigin, secrets)}, another origin than the base URL's: the API key is sent to ` +
 							"the base URL's origin only, so it was not sent there. If the service has moved, enter its new address " +
 							'as the Base URL.',
 					attempt > 1 ? `Tried ${attempt} times.` : '',
@@ -444,7 +446,7 @@ async function withRetries(
  * A hop to another origin: a plain request without the credential, built afresh (no header of the keyed request that
  * could carry it), with redirects off like every request (redirects.ts follows them).
  */
-function keylessHop(ctx: GatewayFunctions, options: IHttpRequestOptions, hop: RedirectHop): IHttpRequestOptions {
+function keylessHop(options: IHttpRequestOptions, hop: RedirectHop): IHttpRequestOptions {
 	const headers = Object.fromEntries(
 		Object.entries(options.headers ?? {}).filter(
 			([name]) => !['authorization', 'proxy-authorization', 'cookie'].includes(name.toLowerCase()),
@@ -461,8 +463,63 @@ function keylessHop(ctx: GatewayFunctions, options: IHttpRequestOptions, hop: Re
 		ignoreHttpStatusErrors: true,
 		timeout: options.timeout,
 		disableFollowRedirect: true,
-		abortSignal: options.abortSignal ?? cancelSignal(ctx),
 	};
+}
+
+/**
+ * Sends a request and, for a read, the redirects of its chain (redirects.ts: the key on the base URL's origin only),
+ * each request with an abort of its own, so that a redirect's body is dropped and its socket closed (destroying a
+ * stream's body alone does not close it on n8n 2.x: StreamResponse.close). `self` and `options.abortSignal` carry the
+ * attempt's signal; `keyed`: the first request carries the key (a request to the service, not to a file host).
+ */
+async function sendChain(
+	ctx: GatewayFunctions,
+	self: GatewayFunctions,
+	options: IHttpRequestOptions,
+	chain: { keyed: boolean; follows: boolean; stream: boolean; baseUrl: string },
+): Promise<IN8nHttpFullResponse> {
+	const hangUps = new Map<IN8nHttpFullResponse, AbortController>();
+	const sendOne = async (hopOptions: IHttpRequestOptions, withKey: boolean) => {
+		const own = new AbortController();
+		const attempt = options.abortSignal as AbortSignal | undefined;
+		const signal = attempt ? AbortSignal.any([attempt, own.signal]) : own.signal;
+		const sent = { ...hopOptions, abortSignal: signal };
+		// n8n takes an authenticated request's signal from the context's cancel signal: this request's own.
+		const hopSelf =
+			'getExecutionCancelSignal' in self
+				? (Object.create(self, { getExecutionCancelSignal: { value: () => signal } }) as GatewayFunctions)
+				: self;
+		const response = (
+			withKey
+				? // The run's one read of the credential (credentials.ts): n8n reads nothing more, and sends this key.
+					await ctx.helpers.httpRequestWithAuthentication.call(hopSelf, CREDENTIAL_TYPE, sent, {
+						credentialsDecrypted: await decryptedCredentials(ctx),
+					})
+				: await ctx.helpers.httpRequest(sent)
+		) as IN8nHttpFullResponse;
+		hangUps.set(response, own);
+		return response;
+	};
+	const first = await sendOne(options, chain.keyed);
+	if (!chain.follows) return first;
+	const followed = await followRead(
+		first,
+		{ url: options.url, method: options.method ?? 'GET', baseUrl: normaliseBaseUrl(chain.baseUrl), keyed: chain.keyed },
+		async (hop) =>
+			await sendOne(
+				hop.withKey
+					? { ...options, url: hop.url, qs: undefined, method: hop.method as IHttpRequestMethods, body: hop.keepsBody ? options.body : undefined }
+					: keylessHop(options, hop),
+				hop.withKey,
+			),
+		(redirect) => {
+			if (chain.stream) (redirect.body as Readable | undefined)?.destroy?.();
+			hangUps.get(redirect)?.abort();
+		},
+	);
+	// Failed as the HTTP library fails a chain that leads nowhere: the one rule for its code (retry.ts).
+	if ('failure' in followed) throw new NodeApiError(ctx.getNode(), { message: followed.reason }, { httpCode: followed.failure });
+	return followed;
 }
 
 /** A request to the service: its base URL, the credential's Bearer key, the key on the base URL's origin only. */
@@ -522,27 +579,7 @@ async function send(
 		bounded(async () => {
 			const { body } = request;
 			options.body = typeof body === 'function' ? body() : body;
-			// The run's one read of the credential (credentials.ts): n8n reads nothing more, and sends this key.
-			const keyed = async (hopOptions: IHttpRequestOptions) =>
-				(await ctx.helpers.httpRequestWithAuthentication.call(self, CREDENTIAL_TYPE, hopOptions, {
-					credentialsDecrypted: await decryptedCredentials(ctx),
-				})) as IN8nHttpFullResponse;
-			const first = await keyed(options);
-			if (!follows) return first;
-			const followed = await followRead(
-				first,
-				{ url: options.url, method: request.method, baseUrl: normaliseBaseUrl(baseUrl) },
-				async (hop) =>
-					hop.withKey
-						? await keyed({ ...options, url: hop.url, qs: undefined, method: hop.method as IHttpRequestMethods, body: hop.keepsBody ? options.body : undefined })
-						: ((await ctx.helpers.httpRequest(keylessHop(ctx, options, hop))) as IN8nHttpFullResponse),
-				(redirect) => {
-					if (stream) (redirect.body as Readable | undefined)?.destroy?.();
-				},
-			);
-			// Failed as the HTTP library fails a chain that leads nowhere: the one rule for its code (retry.ts).
-			if ('failure' in followed) throw new NodeApiError(ctx.getNode(), { message: followed.reason }, { httpCode: followed.failure });
-			return followed;
+			return await sendChain(ctx, self, options, { keyed: true, follows, stream, baseUrl });
 		}),
 	);
 }
@@ -649,6 +686,18 @@ interface DownloadOptions {
 	expectFile?: boolean;
 }
 
+/**
+ * The base URL as the URL parser writes it (host in lower case, no default port), without a trailing slash, so that a
+ * file URL under it is recognised however the user typed the base URL; undefined when it cannot be read.
+ */
+function canonicalBase(raw: unknown): string | undefined {
+	try {
+		return new URL(normaliseBaseUrl(raw)).href.replace(/\/+$/, '');
+	} catch {
+		return undefined;
+	}
+}
+
 /** Binary downloads ask for the bytes as stored: a compressed body cut short inflates without an error. */
 const IDENTITY = { 'Accept-Encoding': 'identity' };
 
@@ -679,8 +728,12 @@ export async function downloadUrl(
 			itemIndex,
 		});
 	}
-	const base = normaliseBaseUrl(await baseUrlOf(ctx));
-	if (target.href.startsWith(`${base}/`)) {
+	// User info would replace any key with other credentials (Basic); a file URL never needs it.
+	target.username = '';
+	target.password = '';
+	const rawBase = await baseUrlOf(ctx);
+	const base = canonicalBase(rawBase);
+	if (base !== undefined && target.href.startsWith(`${base}/`)) {
 		return await gatewayStream(ctx, {
 			method: 'GET',
 			path: target.href.slice(base.length),
@@ -715,18 +768,27 @@ export async function downloadUrl(
 				timeoutAdvice: download.timeoutAdvice,
 				pace: 'finish',
 			},
-			bounded(async () =>
-				(await ctx.helpers.httpRequest({
-					method: 'GET',
-					url: target.href,
-					headers: { ...IDENTITY, ...download.headers },
-					encoding: 'stream',
-					json: false,
-					returnFullResponse: true,
-					ignoreHttpStatusErrors: true,
-					timeout: download.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-					abortSignal: signal,
-				})) as IN8nHttpFullResponse),
+			bounded(
+				async () =>
+					await sendChain(
+						ctx,
+						ctx,
+						{
+							method: 'GET',
+							url: target.href,
+							headers: { ...IDENTITY, ...download.headers },
+							encoding: 'stream',
+							json: false,
+							returnFullResponse: true,
+							ignoreHttpStatusErrors: true,
+							timeout: download.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+							abortSignal: signal,
+							// Its redirects followed by sendChain, never with the key (it never had it).
+							disableFollowRedirect: true,
+						},
+						{ keyed: false, follows: true, stream: true, baseUrl: rawBase },
+					),
+			),
 		);
 	} catch (error) {
 		throw asFileUrlError(ctx, error, itemIndex);
