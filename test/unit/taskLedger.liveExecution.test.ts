@@ -25,9 +25,19 @@ interface World {
 	saved: Record<string, IRunExecutionData>;
 	killed: Set<string>;
 	cancel: Map<string, AbortController>;
+	/** Reads of the saved data fail (the database refuses them). */
+	unreadable: boolean;
+	warnings: string[];
 }
 
-const newWorld = (): World => ({ table: new FakeDataTable(TABLE, LEDGER_COLUMNS), saved: {}, killed: new Set(), cancel: new Map() });
+const newWorld = (): World => ({
+	table: new FakeDataTable(TABLE, LEDGER_COLUMNS),
+	saved: {},
+	killed: new Set(),
+	cancel: new Map(),
+	unreadable: false,
+	warnings: [],
+});
 
 /** n8n's copy of an execution that runs with progress not saved: its start only, no run of any node. */
 const running = () => ({ resultData: { runData: {} } }) as unknown as IRunExecutionData;
@@ -48,9 +58,12 @@ function contextFor(world: World, executionId: string, mode = 'webhook'): IExecu
 		// A killed worker's calls never answer (nothing of it reaches the database any more).
 		executeWorkflow: async (...args: Parameters<FakeDataTable['executeWorkflow']>) =>
 			world.killed.has(executionId) ? await new Promise<never>(() => undefined) : await world.table.executeWorkflow(...args),
-		getExecutionDataById: async (id: string) => world.saved[id],
+		getExecutionDataById: async (id: string) => {
+			if (world.unreadable) throw new Error('connection refused');
+			return world.saved[id];
+		},
 		getExecutionCancelSignal: () => cancel.signal,
-		logger: { warn() {}, debug() {}, info() {}, error() {} },
+		logger: { warn: (message: string) => world.warnings.push(message), debug() {}, info() {}, error() {} },
 	} as unknown as IExecuteFunctions;
 }
 
@@ -125,6 +138,18 @@ describe('Recover and a Retry spare an execution that is still running (issue 51
 		delete world.saved['exec-B'];
 		await jest.advanceTimersByTimeAsync(RENEW_MS);
 		expect(world.table.rows.every((row) => row.lease_until === 0)).toBe(true);
+	});
+
+	it('an execution whose saved data cannot be read three times in a row stops renewing (warned): its rows are orphans a lease later', async () => {
+		const world = newWorld();
+		await generate(world);
+		world.unreadable = true;
+		await jest.advanceTimersByTimeAsync(3 * RENEW_MS);
+		expect(world.warnings).toEqual([expect.stringMatching(/execution exec-A: reading its saved data failed: 3 times in a row/)]);
+		const renewals = world.table.count('update');
+		await jest.advanceTimersByTimeAsync(LEASE_MS);
+		expect(world.table.count('update')).toBe(renewals);
+		expect(await recover(world, 'exec-recover')).toEqual({ tasks: ['task_0', 'task_1'], unknownOutcomes: [] });
 	});
 
 	it('a Retry of another execution with the same items does not take over the tasks of an execution still running', async () => {

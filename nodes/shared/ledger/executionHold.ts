@@ -96,7 +96,7 @@ export class ExecutionHold {
 			const over = cancelled ? [...this.runs.values()] : await this.over();
 			if (over === undefined && ++this.failedReads >= READS_TRIED) {
 				// Whether the execution still runs cannot be read: the leases run out as a dead worker's would.
-				this.warn('reading whether its execution still runs', `${READS_TRIED} reads failed`);
+				this.warn('reading its saved data', `${READS_TRIED} times in a row; its rows are orphans once their lease runs out`);
 				break;
 			}
 			if (over !== undefined) this.failedReads = 0;
@@ -138,6 +138,6 @@ export class ExecutionHold {
 		if (this.warned) return;
 		this.warned = true;
 		const message = (error as Error)?.message ?? String(error);
-		this.ctx.logger.warn(`Task Ledger: execution ${this.executionId}, ${what} failed: ${message}`);
+		this.ctx.logger.warn(`Task Ledger: execution ${this.executionId}: ${what} failed: ${message}`);
 	}
 }
