@@ -128,6 +128,9 @@ export interface Limiter {
 	take(now: number): number | undefined;
 }
 
+/** A limiter whose rate may change from one request to the next (the mock's `POST /__mock/limits`). */
+type RatedLimiter = (now: number, rate: number) => number | undefined;
+
 /** A window of `seconds` at `rate`: how many requests it holds (one at least) and its length then (ms). */
 function windowOf(rate: number, seconds: number): { count: number; ms: number } {
 	const count = Math.max(1, Math.round(rate * seconds));
@@ -136,111 +139,104 @@ function windowOf(rate: number, seconds: number): { count: number; ms: number } 
 
 const retryAfter = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
-function tokenBucket(rate: number, burstSeconds: number): Limiter {
-	const capacity = Math.max(1, rate * burstSeconds);
-	let tokens = capacity;
+function tokenBucket(burstSeconds: number): RatedLimiter {
+	let tokens: number | undefined;
 	let at: number | undefined;
-	return {
-		take(now) {
-			tokens = Math.min(capacity, tokens + ((now - (at ?? now)) / 1000) * rate);
-			at = now;
-			if (tokens >= 1) {
-				tokens -= 1;
-				return undefined;
-			}
-			return Math.max(1, Math.ceil((1 - tokens) / rate));
-		},
-	};
-}
-
-function slidingLog(rate: number, wholeSeconds: boolean): Limiter {
-	const { count, ms } = windowOf(rate, 1);
-	const times: number[] = [];
-	if (wholeSeconds) {
-		// new-api: a queue of whole-second times; a request passes while the queue is short or its oldest is a window old.
-		const seconds = Math.round(ms / 1000);
-		return {
-			take(now) {
-				const second = Math.floor(now / 1000);
-				if (times.length >= count && second - times[0] < seconds) return Math.max(1, times[0] + seconds - second);
-				if (times.length >= count) times.shift();
-				times.push(second);
-				return undefined;
-			},
-		};
-	}
-	return {
-		take(now) {
-			while (times.length > 0 && times[0] <= now - ms) times.shift();
-			if (times.length >= count) return retryAfter(times[0] + ms - now);
-			times.push(now);
+	return (now, rate) => {
+		const capacity = Math.max(1, rate * burstSeconds);
+		tokens = Math.min(capacity, (tokens ?? capacity) + ((now - (at ?? now)) / 1000) * rate);
+		at = now;
+		if (tokens >= 1) {
+			tokens -= 1;
 			return undefined;
-		},
+		}
+		return Math.max(1, Math.ceil((1 - tokens) / rate));
 	};
 }
 
-function fixedWindow(rate: number, seconds: number): Limiter {
-	const { count, ms } = windowOf(rate, seconds);
+function slidingLog(wholeSeconds: boolean): RatedLimiter {
+	const times: number[] = [];
+	return (now, rate) => {
+		const { count, ms } = windowOf(rate, 1);
+		if (wholeSeconds) {
+			// new-api: a queue of whole-second times; a request passes while the queue is short or its oldest is a window old.
+			const [second, seconds] = [Math.floor(now / 1000), Math.round(ms / 1000)];
+			if (times.length >= count && second - times[0] < seconds) return Math.max(1, times[0] + seconds - second);
+			if (times.length >= count) times.shift();
+			times.push(second);
+			return undefined;
+		}
+		while (times.length > 0 && times[0] <= now - ms) times.shift();
+		if (times.length >= count) return retryAfter(times[0] + ms - now);
+		times.push(now);
+		return undefined;
+	};
+}
+
+function fixedWindow(seconds: number): RatedLimiter {
 	let index = -1;
 	let used = 0;
-	return {
-		take(now) {
-			const current = Math.floor(now / ms);
-			if (current !== index) [index, used] = [current, 0];
-			if (used >= count) return retryAfter((current + 1) * ms - now);
-			used++;
-			return undefined;
-		},
+	return (now, rate) => {
+		const { count, ms } = windowOf(rate, seconds);
+		const current = Math.floor(now / ms);
+		if (current !== index) [index, used] = [current, 0];
+		if (used >= count) return retryAfter((current + 1) * ms - now);
+		used++;
+		return undefined;
 	};
 }
 
-function gcra(rate: number): Limiter {
-	const interval = 1000 / rate;
+function gcra(): RatedLimiter {
 	let due = -Infinity;
-	return {
-		take(now) {
-			if (now < due - interval) return retryAfter(due - interval - now);
-			due = Math.max(due, now) + interval;
-			return undefined;
-		},
+	return (now, rate) => {
+		const interval = 1000 / rate;
+		if (now < due - interval) return retryAfter(due - interval - now);
+		due = Math.max(due, now) + interval;
+		return undefined;
 	};
+}
+
+function ratedLimiter(kind: LimiterKind): RatedLimiter {
+	switch (kind) {
+		case 'bucket':
+			return tokenBucket(1);
+		case 'bucket-5s':
+			return tokenBucket(5);
+		case 'log-ms':
+			return slidingLog(false);
+		case 'log-s':
+			return slidingLog(true);
+		case 'window-1s':
+			return fixedWindow(1);
+		case 'window-60s':
+			return fixedWindow(60);
+		case 'gcra':
+			return gcra();
+	}
 }
 
 /** A limiter of `kind` at `rate` requests/s (a window's count and length from it, windowOf). */
 export function makeLimiter(kind: LimiterKind, rate: number): Limiter {
-	switch (kind) {
-		case 'bucket':
-			return tokenBucket(rate, 1);
-		case 'bucket-5s':
-			return tokenBucket(rate, 5);
-		case 'log-ms':
-			return slidingLog(rate, false);
-		case 'log-s':
-			return slidingLog(rate, true);
-		case 'window-1s':
-			return fixedWindow(rate, 1);
-		case 'window-60s':
-			return fixedWindow(rate, 60);
-		case 'gcra':
-			return gcra(rate);
-	}
+	const take = ratedLimiter(kind);
+	return { take: (now) => take(now, rate) };
 }
 
 export const isLimiterKind = (value: unknown): value is LimiterKind => LIMITER_KINDS.includes(value as LimiterKind);
 
 /**
  * A limiter per key: `rateLimit` requests/s, of the key's kind (`limiter` of the limits, `keyLimiters` by key label),
- * the token bucket by default. A kind or rate changed at run time starts the key's limiter afresh.
+ * the token bucket by default. A rate changed at run time applies to the key's limiter as it is; a kind changed starts
+ * it afresh.
  */
 export class RateLimiter {
-	private limiters = new Map<string, { kind: LimiterKind; rate: number; limiter: Limiter }>();
+	private limiters = new Map<string, { kind: LimiterKind; take: RatedLimiter }>();
 
 	/** undefined = allowed; otherwise the whole seconds to send as `Retry-After`. */
 	take(label: string, rate: number, now = Date.now(), kind: LimiterKind = 'bucket'): number | undefined {
 		if (!(rate > 0)) return undefined;
 		let entry = this.limiters.get(label);
-		if (!entry || entry.kind !== kind || entry.rate !== rate) this.limiters.set(label, (entry = { kind, rate, limiter: makeLimiter(kind, rate) }));
-		return entry.limiter.take(now);
+		if (!entry || entry.kind !== kind) this.limiters.set(label, (entry = { kind, take: ratedLimiter(kind) }));
+		return entry.take(now, rate);
 	}
 
 	clear(): void {

@@ -25,11 +25,19 @@
  *   ×2, while the answers keep up, and the increase per answer doubles up to 8 times. What a probe's quiet window took,
  *   less what a full bucket adds (a second's worth over 3 s), is the key's at least: the limit found rises with it. A
  *   429 ends the probe, the limit found at least what its last 3 s took, less that second. So a lone process probes
- *   its limit about once per 90 answers (fake clock, 20, 6, 2 and 1 requests/s: 0.6, 1.2, 1.8 and 3.7% refused, the
+ *   its limit about once per 90 answers (fake clock, 20, 6, 2 and 1 requests/s: 0.6, 1.1, 1.8 and 3.7% refused, the
  *   start's burst included), and a queue-mode worker whose partner stopped takes the freed share in seconds.
+ * - Every kind of limiter (issue 52): a window (a sliding-window log, a fixed window) or GCRA refuses a probe ×1.25 past
+ *   it at once, so a probe told nothing and the limit found stayed where a first burst or a bucket's rule put it (89%
+ *   of a window's limit). A lone key's probe refused over the limit found remembers that pace (60 s): the next probe
+ *   goes halfway to it, and a quiet window kept there whole raises the limit found to it (a window limiter takes a pace
+ *   under it whole); then on past it as before. Once the two meet (within 2%) probes go ×1.25 again, only to see the
+ *   limit moved. A bucket's reserve can pay for such a window: refused at the hold right after one, the key credits no
+ *   more. Refused again within the wait a probe's refusal told, everyone waits for the window to end, once, and the
+ *   limit found stays. A start under a third of what the key took later is a deeper bucket, not a share.
  * - The key is shared when a first burst was refused whole, or a limit measured between refusals (from 10 answers at
- *   least) is under 90% of the most measured before, or under 70% of what the start's burst showed (2 accepted at
- *   least). Queue-mode workers pace by themselves (n8n gives a node no shared place but a Data Table, a sub-workflow
+ *   least) is under 90% of the most measured before, or under 70% (not under a third) of what the start's burst showed
+ *   (2 accepted at least). Queue-mode workers pace by themselves (n8n gives a node no shared place but a Data Table, a sub-workflow
  *   run per access), so what each finds is its share; one that knows its key is shared probes three times as often,
  *   as its share may free up at any time.
  * - Once the service has taken clearly more than the rate it refused at (1.5 times, over a quiet window), that rate was
@@ -92,6 +100,13 @@ export interface PacerTuning {
  * slow pace learnt once (a 429 at low demand paces at 0.9 requests/s) does not slow a later run.
  */
 const QUIET_MS = 90_000;
+
+/**
+ * A probe's refused pace is remembered this long (a lone key probes every 8–40 s): older, the key may have changed
+ * since (a worker that did not know it shared the key, whose partner had stopped, went halfway to a pace refused a
+ * minute before: the 72-run model's worst 1.34×, 1.26× with this).
+ */
+const REFUSED_PACE_MS = 60_000;
 
 export const DEFAULT_PACER_TUNING: PacerTuning = {
 	decrease: 0.97,
@@ -157,6 +172,25 @@ export class PaceState {
 	private boost = 1;
 	/** The rate the service refused at (what it accepted when the rate was last lowered, not floored). */
 	private refusedAt = 0;
+	/**
+	 * The pace a lone key's probe was refused at, over the limit found (0: none), and when: the limit lies between the
+	 * two, and the next probe goes halfway first (issue 52: a window limiter refuses ×1.25 at once, and the limit found
+	 * never rose from what a first burst or a bucket's rule made of it: 89% of a sliding window's limit held).
+	 */
+	private refusedPace = 0;
+	private refusedPaceAt = 0;
+	/** The halving found the limit (the two within 2%): later probes go past it as before (×1.25…), to see it moved. */
+	private found = false;
+	/** This probe kept up halfway: it goes on past it as before (×1.25…; a share another process freed, taken at once). */
+	private halfwayKept = false;
+	/**
+	 * The limit found rose by a probe's kept window since the decrease before the last (`credited`), and a 429 came at
+	 * the hold after it: the key has a reserve (a bucket) that paid for such windows, which then say nothing.
+	 */
+	private credited = 0;
+	private reserveSeen = false;
+	/** The last decrease was a probe's, refused at a pace over the limit found. */
+	private probeRefused = false;
 	/** The current quiet window began here (the end of the last wait, or the last growth); its accepted answers. */
 	private quietFrom = 0;
 	private quietAnswers = 0;
@@ -209,6 +243,12 @@ export class PaceState {
 		this.known = false;
 		this.boost = 1;
 		this.refusedAt = 0;
+		this.refusedPace = 0;
+		this.probeRefused = false;
+		this.halfwayKept = false;
+		this.credited = 0;
+		this.reserveSeen = false;
+		this.found = false;
 		this.quietFrom = 0;
 		this.quietAnswers = 0;
 	}
@@ -245,7 +285,8 @@ export class PaceState {
 		if (!Number.isFinite(this.rate)) return;
 		const zone = this.zone(now);
 		// Near a known limit the pace holds (the probe goes past it); a limit not known yet is crept past.
-		const raised = this.rate + this.tuning.increasePerAnswer * (zone !== 'near' ? this.boost : this.known ? 0 : 1);
+		let raised = this.rate + this.tuning.increasePerAnswer * (zone !== 'near' ? this.boost : this.known ? 0 : 1);
+		if (zone === 'above') raised = Math.max(this.rate, Math.min(raised, this.halfway(now)));
 		// Recovering towards a known limit stops at its hold (a key with no burst to spare refuses anything past it).
 		this.rate = zone === 'below' && this.known ? Math.min(this.lastTook * this.tuning.recoverBelow, raised) : raised;
 		// Answers of requests sent before the wait ended do not count towards the window after it.
@@ -276,6 +317,18 @@ export class PaceState {
 	}
 
 	/**
+	 * How far a probe goes: halfway from the limit found to the pace refused over it; Infinity with none, once that
+	 * half was kept, or once the two are within 2% or the refusal is old (the probe then goes past as before).
+	 */
+	private halfway(now: number): number {
+		if (this.refusedPace === 0) return Infinity;
+		if (this.refusedPace > this.lastTook * 1.02 && now - this.refusedPaceAt <= REFUSED_PACE_MS) return this.halfwayKept ? Infinity : (this.lastTook + this.refusedPace) / 2;
+		this.found ||= this.refusedPace <= this.lastTook * 1.02;
+		this.refusedPace = 0;
+		return Infinity;
+	}
+
+	/**
 	 * At the end of a quiet window: when the service took `probeAbove` × the rate it refused at, that was no limit and
 	 * the rate grows `growth` times (up to `growth` × what was taken: a pace nobody uses does not grow for ever).
 	 */
@@ -290,8 +343,18 @@ export class PaceState {
 		const zone = this.zone(now);
 		if (zone === 'above') {
 			// What a quiet window took is the key's at least, less what a full bucket (a second's worth) adds over 3 s.
+			// Halfway to a pace refused, a quiet window that kept up with the pace is the key's whole: a window limiter
+			// refuses a pace over it at once. Unless a bucket's reserve was seen paying for such a window before.
+			const halfway = this.halfway(now);
+			const kept = Number.isFinite(halfway) && this.rate >= halfway * 0.99 && taken >= this.rate * 0.97;
+			if (kept && !this.reserveSeen) {
+				this.lastTook = Math.max(this.lastTook, Math.min(taken, this.rate));
+				this.credited = 2;
+			}
 			this.lastTook = Math.max(this.lastTook, (taken * quietWindowMs) / (quietWindowMs + 1000));
-			if (taken >= this.rate * 0.9) this.rate = Math.max(this.rate, Math.min(this.rate, taken) * (1 + Math.min(1, this.tuning.boostGrowth * this.boost)));
+			this.halfwayKept ||= kept;
+			const next = Math.min(halfway, Math.min(this.rate, taken) * (1 + Math.min(1, this.tuning.boostGrowth * this.boost)));
+			if (taken >= this.rate * 0.9) this.rate = Math.max(this.rate, next);
 		}
 		this.boost = zone === 'near' ? 1 : Math.min(this.tuning.maxBoost, this.boost * 2);
 		this.quietFrom = now;
@@ -344,6 +407,15 @@ export class PaceState {
 			this.burstAnswered(grantedAt, false);
 			return false;
 		}
+		// Refused again within the wait a probe's refusal told: the window the probe filled, refused until it ends (at most
+		// that wait after the first refusal) whatever the pace: everyone waits for it, once, and the limit found stays.
+		if (this.probeRefused && now - this.loweredAt < waitMs) {
+			this.probeRefused = false;
+			this.blockedUntil = Math.max(this.blockedUntil, this.loweredAt + waitMs);
+			this.measureFrom = this.quietFrom = this.blockedUntil;
+			this.nextAt = Math.max(this.nextAt, this.blockedUntil);
+			return false;
+		}
 		// The first burst's answers are in: refused whole, another process takes from the key.
 		if (this.burst && this.burst.accepted === 0 && this.burst.refused >= 2) this.shared = true;
 		const insists = this.loweredAt > 0 && now - this.loweredAt < 2 * Math.max(waitMs, 1000);
@@ -379,17 +451,32 @@ export class PaceState {
 		// limit lower, fake clock, 2 requests/s alone: 96% of it used, not 99%), and at least what the probe's last seconds
 		// took, less what a full bucket adds (a second's worth over the window): the one worker left on a key of
 		// 2 requests/s found it in 1 probe, not 5.
-		const probed = steady && this.zone(now) === 'above' ? Math.max(this.lastTook, (accepted * this.tuning.windowMs) / (this.tuning.windowMs + 1000)) : 0;
+		const probing = this.zone(now) === 'above';
+		const probed = steady && probing ? Math.max(this.lastTook, (accepted * this.tuning.windowMs) / (this.tuning.windowMs + 1000)) : 0;
 		const took = Math.min(this.rate, Math.max(1, between, probed, this.burst ? this.burstTook(this.burst) : 0));
 		this.known = this.lastTook > 0 && Math.abs(took - this.lastTook) <= 0.1 * this.lastTook;
 		// Only limits measured between two refusals, from 10 answers at least, say the key now takes less from this
 		// process than it did (one answer in 5 s against one in 2 s is no share that shrank: a key of 0.3 requests/s).
 		if (steady && this.acceptedSinceLowered >= 10) {
-			if (between < this.peakTook * this.tuning.sharedBelowPeak || between < this.startTook * this.tuning.sharedBelowStart) this.shared = true;
+			// Under a third of the start's is no share but a start that met more than a second's worth: a deeper bucket, or a
+			// window of a minute (a bucket of 5 s at 2 requests/s was taken for shared and refused 4% of the time).
+			const start = between < this.startTook * this.tuning.sharedBelowStart && between >= this.startTook / 3;
+			if (between < this.peakTook * this.tuning.sharedBelowPeak || start) this.shared = true;
 			this.peakTook = Math.max(this.peakTook, between);
 		}
 		this.lastTook = took;
 		this.boost = 1;
+		// A probe refused over what the service took: the limit is under its pace. Not halved towards on a key known
+		// shared: a share may free up at any time.
+		this.probeRefused = Number.isFinite(this.rate) && this.rate > took && probing;
+		if (this.probeRefused && !this.shared && !this.found) {
+			this.refusedPace = Math.min(this.refusedPace || Infinity, this.rate);
+			this.refusedPaceAt = now;
+		}
+		this.halfwayKept = false;
+		// Refused at the hold right after a kept window raised the limit found: a bucket's reserve paid for that window.
+		if (this.credited > 0 && !probing) this.reserveSeen = true;
+		this.credited = Math.max(0, this.credited - 1);
 		this.refusedAt = Math.min(this.rate, accepted);
 		this.rate = Math.max(this.tuning.minRate, took * this.tuning.decrease);
 		this.loweredAt = now;
