@@ -5,14 +5,32 @@ import * as fs from 'fs';
 
 import { randomId, runError, type ExecuteResult } from '../../test/e2e/n8n';
 import { spawnMockProcess, type MockClient } from '../../test/mock/process';
+import { isLimiterKind, LIMITER_KINDS } from '../../test/mock/limits';
+import type { LimiterKind } from '../../test/mock/limits';
 import type { LogEntry } from '../../test/mock/types';
 import type { BatchCase } from './config';
 
 export type Log = (line: string) => void;
 
-/** A mock process of its own with the service's rate limit (limits are per key; cases may run side by side). */
+/**
+ * A mock process of its own with the service's rate limit (limits are per key; cases may run side by side). Its
+ * limiter's kind: SCALE_LIMITER (test/mock/limits.ts LIMITER_KINDS, e.g. `log-s`, new-api's in-memory limiter), the
+ * token bucket by default; a run with another kind writes to bench/.work, never the committed results (run.ts).
+ */
 export async function limitedMock(rateLimit: number, label: string): Promise<MockClient> {
-	return await spawnMockProcess({ apiKey: `scale-${label}-${randomId(20)}`, limits: { rateLimit } });
+	const limiter = scaleLimiter();
+	return await spawnMockProcess({
+		apiKey: `scale-${label}-${randomId(20)}`,
+		limits: limiter === undefined ? { rateLimit } : { rateLimit, limiter },
+	});
+}
+
+/** The limiter kind SCALE_LIMITER asks for, or undefined for the mock's default (the token bucket). */
+export function scaleLimiter(): LimiterKind | undefined {
+	const kind = process.env.SCALE_LIMITER?.trim();
+	if (!kind) return undefined;
+	if (!isLimiterKind(kind)) throw new Error(`SCALE_LIMITER: unknown kind ${kind}; known: ${LIMITER_KINDS.join(', ')}`);
+	return kind;
 }
 
 /** POST /__mock/limits (test/mock/limits.ts); fails loudly when the mock has no rate limit to set. */

@@ -8,6 +8,8 @@
 // with the ledger on, then off.
 // SCALE_MERGE=1 with a subset: its rows go into the committed results. SCALE_MERGE_FROM=<a scale.partial.json>: runs
 // nothing, derives that file's rows from its details with this code and merges them into the committed results.
+// SCALE_LIMITER=log-s (test/mock/limits.ts LIMITER_KINDS): the mock's limiter of that kind instead of the token bucket;
+// written to bench/.work/scale.<kind>.json only (issue 52).
 // GEN_GATEWAY_E2E_N8N=1 SCALE_ONLY=queue: case 2 on n8n 1.123.81 (with the ledger, n8n's default
 // QUEUE_WORKER_MAX_STALLED_COUNT=1, so a killed worker's job runs again; without, 0), as rows of its own (`queue1.*`).
 import * as fs from 'fs';
@@ -18,7 +20,7 @@ import { e2eMajor, REPO_ROOT, type N8nHome } from '../../test/e2e/n8n';
 import type { MockClient } from '../../test/mock/process';
 import { machineOf, sourceOf } from '../provenance';
 import { benchHome, WORK_DIR, type BenchHome } from '../setup';
-import { figure, limitedMock, round, type Log, type ScaleFigure } from './common';
+import { figure, limitedMock, round, scaleLimiter, type Log, type ScaleFigure } from './common';
 import { scaleConfig, type ScaleConfig } from './config';
 import { medianOf, runDownload, type DownloadRound } from './download';
 import { runDurable, type DurableRun } from './durable';
@@ -526,11 +528,19 @@ async function main(): Promise<void> {
 	const loads = results.machine.loadAverage;
 	let n8nVersion = results.machine.n8n;
 	const figures = results.figures;
-	const complete = !mergeFrom && DEFAULT_CASES.every((name) => cases.includes(name)) && cases.includes('download');
+	// Another limiter than the mock's default (SCALE_LIMITER) is a comparison, never the committed results.
+	const limiter = scaleLimiter();
+	const complete =
+		limiter === undefined && !mergeFrom && DEFAULT_CASES.every((name) => cases.includes(name)) && cases.includes('download');
 	const committed = path.join(REPO_ROOT, 'bench', 'scale', 'results.json');
 	// SCALE_MERGE=1 with a full-size subset (e.g. SCALE_ONLY=queue), or SCALE_MERGE_FROM: its figures replace those of
 	// the same cases in the committed results, which keep the rest (each case's date, commit and load in details.runs).
-	const merge = !results.quick && !complete && (process.env.SCALE_MERGE === '1' || mergeFrom !== undefined) && fs.existsSync(committed);
+	const merge =
+		limiter === undefined &&
+		!results.quick &&
+		!complete &&
+		(process.env.SCALE_MERGE === '1' || mergeFrom !== undefined) &&
+		fs.existsSync(committed);
 	if (merge) {
 		const previous = JSON.parse(fs.readFileSync(committed, 'utf8')) as ScaleResults;
 		const prefixOf = (entry: ScaleFigure) => entry.id.split('.')[0];
@@ -558,7 +568,7 @@ async function main(): Promise<void> {
 		? path.join(WORK_DIR, 'scale.quick.json')
 		: complete || merge
 			? committed
-			: path.join(WORK_DIR, 'scale.partial.json');
+			: path.join(WORK_DIR, limiter === undefined ? 'scale.partial.json' : `scale.${limiter}.json`);
 	fs.writeFileSync(target, `${JSON.stringify(results, null, '\t')}\n`);
 	const table = renderScaleTable(figures);
 	const took = merge ? `the runs merged here took ${results.durationSeconds} s in all` : `the whole command took ${results.durationSeconds} s`;
