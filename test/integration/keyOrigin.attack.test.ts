@@ -1,18 +1,25 @@
-// Time: about 3 s (about 50 runs of one node each, on loopback through a forward proxy).
+// Time: about 4 s (about 60 runs of one node each, on loopback through a forward proxy).
 /**
  * Issue 51, points 1-2, attacked as a hostile server and an odd user would (a helper's review of the fix): the key
  * reaches the base URL's origin only, whatever a Location or the Base URL looks like. A loopback forward proxy gives
  * made-up host names to one loopback server each (test/support/proxyServer.ts), so that a Location can point at a
- * sub-domain, a trailing-dot host, an IPv6 literal, port 80 or another port. Each case asserts where the chain went
- * (the WHATWG reading of the Location, which is also what is sent) and that an Authorization header passed only to
- * the base URL's origin and never once the chain had left it. Kept as regressions: every case here held.
+ * sub-domain, a trailing-dot host, an IPv6 literal, port 80, another port or a host name that holds the key. Each case
+ * asserts where the chain went (the WHATWG reading of the Location, which is also what is sent) and that an
+ * Authorization header passed only to the base URL's origin and never once the chain had left it.
+ * The first four groups held from the start. The last group is a second attack's findings, each of which failed
+ * before b95f394 and asserts the invariant, not the old behaviour:
+ * - F1: a Location host that holds the key is masked: no variant of the key in the error, run data or log;
+ * - F2: a followed redirect whose body never ends has its connection closed after the run (waited for, with a cap);
+ * - F3: a file host's own chain is followed without the key, at most 5 hops, a Location's user info dropped
+ *   (no Authorization, so no Basic, on the file host);
+ * - F4: an Image URL under a Base URL written in upper case or with :80 is recognised as under it: key, download.
  */
 import type { ServerResponse } from 'node:http';
 
 import { GenGatewayChat } from '../../nodes/GenGatewayChat/GenGatewayChat.node';
 import { runWorkflow } from '../harness/engine';
 import { setupCoreServices } from '../harness/services';
-import { chatParams, imageParams, keyLeaks, keyVariants, mp4File, nodeRun, pngFile } from '../support/hostileServers';
+import { chatParams, drip, imageParams, keyLeaks, keyVariants, mp4File, nodeRun, pngFile } from '../support/hostileServers';
 import { loadOptionsContext, pickerIds } from '../support/loadOptions';
 import { useProxyEnv } from '../support/proxyEnv';
 import { startTestProxy } from '../support/proxyServer';
@@ -22,7 +29,8 @@ import type { ScriptedRequest, ScriptedServer } from '../support/scriptedServer'
 
 const KEY = 'sk-key-origin-attack-5e4d3c';
 const BASE = 'http://gw.test:7001';
-const HOSTS = ['gw.test:7001', 'files.gw.test:7001', 'sub.files.gw.test:7001', 'evil.test:7001', 'gw.test:7002', 'gw.test.:7001', '[::1]:7001', 'gw.test'];
+// The last is a host name that holds the key, as a hostile server may write it into a Location.
+const HOSTS = ['gw.test:7001', 'files.gw.test:7001', 'sub.files.gw.test:7001', 'evil.test:7001', 'gw.test:7002', 'gw.test.:7001', '[::1]:7001', 'gw.test', `${KEY}.evil.test:7001`];
 const PNG = pngFile(300, 4);
 const MP4 = mp4File(900, 6);
 const CONTENT = '/v1/tasks/task_1/artifacts/video/content';
@@ -245,5 +253,91 @@ describe('other ways a chain could carry the key', () => {
 		const ids = await pickerIds(new GenGatewayChat(), loadOptionsContext('genGatewayChat', BASE, KEY));
 		expect(ids).toEqual(['m-gw.test:7001']);
 		expect(trail()).toEqual([`${BASE} key`, 'http://files.gw.test:7001 -', `${BASE} -`]);
+	});
+});
+
+/** Whether `res`'s connection closes within `capMs` (generous: a prompt close takes milliseconds, none never comes). */
+const closes = (res: ServerResponse, capMs: number) =>
+	new Promise<boolean>((resolve) => {
+		if (res.socket === null || res.socket.destroyed) return resolve(true);
+		const cap = setTimeout(() => resolve(false), capMs);
+		res.once('close', () => (clearTimeout(cap), resolve(true)));
+	});
+
+describe('the findings of the attack on points 1-2, mended in b95f394 (each case failed before)', () => {
+	it.each([
+		['Models, a redirect to it ("It was redirected to ...")', MODELS, '/v1/models', 401],
+		['Video content, its file URL there refused ("... has expired or is gone")', VIDEO, CONTENT, 404],
+	])('F1 %s: a host name that holds the key is masked in the error, run data and log', async (_name, node, from, status) => {
+		serve((_req, res, host, path) => {
+			if (host === 'gw.test:7001' && path === from) return redirect(res, `http://${KEY}.evil.test:7001/v.mp4?sig=1`), true;
+			if (host.endsWith('evil.test:7001')) return sendJson(res, status, { error: { message: 'no' } }), true;
+			return false;
+		});
+		const result = await runWorkflow(nodeRun(BASE, KEY, node));
+		// The node did stop on that host's answer (what would have named the host), without the key anywhere.
+		expect(result.nodeError('Node')).toBeDefined();
+		expect(seen.map((s) => s.host).slice(-1)).toEqual([`${KEY}.evil.test:7001`]);
+		expect(keyedElsewhere(BASE)).toEqual([]);
+		expect(await keyLeaks(result, keyVariants(KEY))).toEqual([]);
+	});
+
+	it.each([
+		['an Image URL under the base URL', IMAGE, '/files/a.png', '/files/b.png'],
+		['the Video content, via a file URL on the base origin', VIDEO, '/v1/signed', 'http://files.gw.test:7001/v.mp4'],
+	])("F2 %s: a followed 302 whose body never ends has its connection closed after the run", async (_name, node, redirecting, location) => {
+		const endless: ServerResponse[] = [];
+		serve((_req, res, host, path) => {
+			if (host === 'gw.test:7001' && path === CONTENT) return redirect(res, '/v1/signed'), true;
+			if (host !== 'gw.test:7001' || path !== redirecting) return false;
+			res.writeHead(302, { location, 'content-type': 'text/plain' });
+			drip(res, () => ' ', 50);
+			endless.push(res);
+			return true;
+		});
+		try {
+			const result = await runWorkflow(nodeRun(BASE, KEY, node));
+			expect(result.error).toBeUndefined();
+			expect(endless).toHaveLength(1);
+			// Through the proxy: the client's socket closed, so the proxy's upstream one did too.
+			expect(await Promise.all(endless.map((res) => closes(res, 15_000)))).toEqual([true]);
+		} finally {
+			for (const res of endless) res.destroy();
+		}
+	}, 60_000);
+
+	it("F3 a file host's own redirect chain: at most 5 hops, no key, the node says the redirects lead nowhere", async () => {
+		let n = 0;
+		serve((_req, res, host) => host === 'files.gw.test:7001' && (redirect(res, `/a${++n}.png`), true), 'http://files.gw.test:7001/a.png');
+		const result = await runWorkflow(nodeRun(BASE, KEY, IMAGE));
+		const onFiles = seen.filter((s) => s.host === 'files.gw.test:7001');
+		expect(onFiles.length).toBeGreaterThan(1);
+		expect(onFiles.length).toBeLessThanOrEqual(6);
+		expect(onFiles.map((s) => s.authorization)).toEqual(onFiles.map(() => undefined));
+		expect(result.nodeError('Node')?.message).toMatch(/redirects lead nowhere usable/);
+		expect(keyedElsewhere(BASE)).toEqual([]);
+		expect(await keyLeaks(result, keyVariants(KEY))).toEqual([]);
+	});
+
+	it("F3 user info in the Video content redirect's Location is dropped: no Authorization (Basic) on the file host", async () => {
+		serve((_req, res, host, path) => host === 'gw.test:7001' && path === CONTENT && (redirect(res, 'http://user:pw@files.gw.test:7001/v.mp4'), true));
+		const result = await runWorkflow(nodeRun(BASE, KEY, VIDEO));
+		expect(result.error).toBeUndefined();
+		expect(seen.filter((s) => s.host === 'files.gw.test:7001').map((s) => [s.path, s.authorization])).toEqual([['/v.mp4', undefined]]);
+		expect(keyedElsewhere(BASE)).toEqual([]);
+	});
+
+	it.each([
+		['http://GW.TEST:7001', 'http://gw.test:7001/files/a.png', 'gw.test:7001'],
+		['http://gw.test:80', 'http://gw.test/files/a.png', 'gw.test'],
+	])('F4 base URL %s: the Image URL %s under it gets the key and downloads', async (base, file, host) => {
+		serve((req, res, at, path) => at === host && path === '/files/a.png' && !req.headers.authorization && (sendJson(res, 401, { error: { message: 'key needed' } }), true), file);
+		const result = await runWorkflow(nodeRun(base, KEY, IMAGE));
+		expect(result.nodeError('Node')?.message).toBeUndefined();
+		expect(seen.map((s) => [s.host, s.path, s.authorization])).toEqual([
+			[host, '/v1/images/generations', `Bearer ${KEY}`],
+			[host, '/files/a.png', `Bearer ${KEY}`],
+		]);
+		expect(result.outputs('Node')[0]?.[0]?.binary).toBeDefined();
 	});
 });
