@@ -65,7 +65,9 @@ describe('the first 429', () => {
 				const run = await onOneKey({ limit, lanes, seed, spreadMs, workers: [{ requests: limit * 90 }] });
 				expect(run.shared).toEqual([false]);
 			}),
-			{ numRuns: 40 },
+			// Found by this property (about 1 case in 300): many lanes' answers of the unpaced start that came after its first
+			// 429 counted in the 2 s to the next one (31 requests/s on a key of 28), a peak the steady pace then fell 10% under.
+			{ numRuns: 40, examples: [[28, 16, 3868, 594], [28, 21, 533, 569], [22, 26, 6381, 986]] },
 		);
 	});
 

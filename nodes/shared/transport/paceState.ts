@@ -36,10 +36,10 @@
  *   more. Refused again within the wait a probe's refusal told, everyone waits for the window to end, once, and the
  *   limit found stays. A start under a third of what the key took later is a deeper bucket, not a share.
  * - The key is shared when a first burst was refused whole, or a limit measured between refusals (from 10 answers at
- *   least) is under 90% of the most measured before, or under 70% (not under a third) of what the start's burst showed
- *   (2 accepted at least). Queue-mode workers pace by themselves (n8n gives a node no shared place but a Data Table, a sub-workflow
- *   run per access), so what each finds is its share; one that knows its key is shared probes three times as often,
- *   as its share may free up at any time.
+ *   least) is under 90% of the most measured before (no more than the pace then), or under 70% (not under a third)
+ *   of what the start's burst showed (2 accepted at least). Queue-mode workers pace by themselves (n8n gives a node no
+ *   shared place but a Data Table, a sub-workflow run per access), so what each finds is its share; one that knows its
+ *   key is shared probes three times as often, as its share may free up at any time.
  * - Once the service has taken clearly more than the rate it refused at (1.5 times, over a quiet window), that rate was
  *   no limit (a 429 at low demand): the rate grows ×1.5 per quiet window, up to 1.5 times what was taken, until the
  *   next 429. A token bucket's burst cannot fake it (a second's worth over 3 s is 1.33 times).
@@ -462,7 +462,9 @@ export class PaceState {
 			// window of a minute (a bucket of 5 s at 2 requests/s was taken for shared and refused 4% of the time).
 			const start = between < this.startTook * this.tuning.sharedBelowStart && between >= this.startTook / 3;
 			if (between < this.peakTook * this.tuning.sharedBelowPeak || start) this.shared = true;
-			this.peakTook = Math.max(this.peakTook, between);
+			// No more than the pace granted since the decrease (it only rose): the rest were answers of requests granted before
+			// the bucket ran empty (many lanes of an unpaced start: 31 requests/s on a key of 28, a peak a lone key fell under).
+			this.peakTook = Math.max(this.peakTook, Math.min(between, this.rate));
 		}
 		this.lastTook = took;
 		this.boost = 1;
