@@ -1,7 +1,9 @@
-// The credential's Test button in a real n8n (1.123.81): the editor's call `POST /rest/credentials/test` on a server
+// The credential's Test button in a real n8n (2.41.1; 1.123.81 with GEN_GATEWAY_E2E_N8N=1): the editor's call `POST /rest/credentials/test` on a server
 // started with our package, against the mock service on loopback. n8n 1.123 tests a stored credential only (the body
 // names its id) and merges the form's data over the stored data: a secret left untouched comes back redacted and n8n
 // puts the stored one in its place.
+import fc from 'fast-check';
+
 import { spawnMockProcess, type MockClient } from '../mock/process';
 import { logCursor, RUN_TIMEOUT, SETUP_TIMEOUT } from './workflows/runs';
 import { createN8nHome, e2eMajor, freePort, randomId, type CredentialImport, type N8nHome, type N8nServer } from './n8n';
@@ -142,23 +144,48 @@ describe('Gen Gateway API credential test in a real n8n', () => {
 		RUN_TIMEOUT,
 	);
 
-	it.each([302, 307])(
-		'with a base URL that redirects (%i) to another origin: the key is not sent there, and the Test says to enter the ' +
-			'address the service answers at (issue 51, point 2: it was sent, and the Test said "Connection successful!")',
-		async (status) => {
+	it(
+		"a base URL that redirects, generated (the status; to another port, another host name of loopback, the base's own " +
+			'origin, absolute or relative; the base URL typed with /v1 or a trailing slash): the key reaches the base URL only, ' +
+			'nothing is followed, and n8n 2.x says to enter the address the service answers at (issue 51, point 2: the key ' +
+			'was sent to the other origin, and the Test said "Connection successful!")',
+		async () => {
 			const elsewhere = await startScriptedServer((_req, res) => sendJson(res, 200, { object: 'list', data: [] }));
+			let answer = { status: 302, location: '/' };
 			const redirector = await startScriptedServer((_req, res) => {
-				res.writeHead(status, { location: `${elsewhere.url.replace('127.0.0.1', 'localhost')}/v1/models` }).end();
+				res.writeHead(answer.status, { location: answer.location }).end();
 			});
+			const other = new URL(elsewhere.url);
+			const targets = {
+				otherPort: `${elsewhere.url}/v1/models`,
+				otherHostName: `http://localhost:${other.port}/v1/models`,
+				sameOriginOtherName: `${redirector.url.replace('127.0.0.1', 'localhost')}/v1/models`,
+				sameOrigin: `${redirector.url}/v2/models`,
+				relative: '/v1/models?again=1',
+			};
 			try {
-				const result = await testCredential({ ...(await storedData()), baseUrl: redirector.url });
+				await fc.assert(
+					fc.asyncProperty(
+						fc.constantFrom(301, 302, 303, 307, 308),
+						fc.constantFrom(...(Object.keys(targets) as (keyof typeof targets)[])),
+						fc.constantFrom('', '/', '/v1', '/v1/'),
+						async (status, target, typed) => {
+							answer = { status, location: targets[target] };
+							const before = { redirector: redirector.requests.length, elsewhere: elsewhere.requests.length };
+							const result = await testCredential({ ...(await storedData()), baseUrl: `${redirector.url}${typed}` });
 
-				expect(redirector.requests.map((request) => [request.path, request.headers.authorization !== undefined])).toEqual([
-					['/v1/models', true],
-				]);
-				expect(elsewhere.requests).toEqual([]);
-				expect(result.status).toBe('Error');
-				if (e2eMajor() === 2) expect(result.message).toBe(ruleFor(status));
+							// One request, to the base URL, with the key; nothing followed, anywhere.
+							const asked = redirector.requests.slice(before.redirector);
+							expect(asked.map((request) => [request.path, request.headers.authorization !== undefined])).toEqual([
+								['/v1/models', true],
+							]);
+							expect(elsewhere.requests.length).toBe(before.elsewhere);
+							expect(result.status).toBe('Error');
+							if (e2eMajor() === 2) expect(result.message).toBe(ruleFor(status));
+						},
+					),
+					{ numRuns: 25 },
+				);
 			} finally {
 				await elsewhere.close();
 				await redirector.close();
