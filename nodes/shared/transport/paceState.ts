@@ -191,6 +191,10 @@ export class PaceState {
 	private reserveSeen = false;
 	/** The last decrease was a probe's, refused at a pace over the limit found. */
 	private probeRefused = false;
+	/** When everyone was last told to wait such a window out: a 429 of a request granted before says nothing more. */
+	private windowOutAt = 0;
+	/** The time since the last decrease everyone waited for such a window: nothing passes then, so no share is measured in it. */
+	private windowOutMs = 0;
 	/** The current quiet window began here (the end of the last wait, or the last growth); its accepted answers. */
 	private quietFrom = 0;
 	private quietAnswers = 0;
@@ -245,6 +249,8 @@ export class PaceState {
 		this.refusedAt = 0;
 		this.refusedPace = 0;
 		this.probeRefused = false;
+		this.windowOutAt = 0;
+		this.windowOutMs = 0;
 		this.halfwayKept = false;
 		this.credited = 0;
 		this.reserveSeen = false;
@@ -403,7 +409,7 @@ export class PaceState {
 		this.lastLimitedAt = now;
 		this.quietAnswers = 0;
 		this.noteAnswered(now, grantedAt, false);
-		if (grantedAt <= this.loweredAt) {
+		if (grantedAt <= this.loweredAt || grantedAt <= this.windowOutAt) {
 			this.burstAnswered(grantedAt, false);
 			return false;
 		}
@@ -411,6 +417,8 @@ export class PaceState {
 		// that wait after the first refusal) whatever the pace: everyone waits for it, once, and the limit found stays.
 		if (this.probeRefused && now - this.loweredAt < waitMs) {
 			this.probeRefused = false;
+			this.windowOutAt = now;
+			this.windowOutMs += Math.max(0, this.loweredAt + waitMs - Math.max(now, this.blockedUntil));
 			this.blockedUntil = Math.max(this.blockedUntil, this.loweredAt + waitMs);
 			this.measureFrom = this.quietFrom = this.blockedUntil;
 			this.nextAt = Math.max(this.nextAt, this.blockedUntil);
@@ -460,8 +468,9 @@ export class PaceState {
 		if (steady && this.acceptedSinceLowered >= 10) {
 			// Under a third of the start's is no share but a start that met more than a second's worth: a deeper bucket, or a
 			// window of a minute (a bucket of 5 s at 2 requests/s was taken for shared and refused 4% of the time).
-			const start = between < this.startTook * this.tuning.sharedBelowStart && between >= this.startTook / 3;
-			if (between < this.peakTook * this.tuning.sharedBelowPeak || start) this.shared = true;
+			const sent = (this.acceptedSinceLowered * 1000) / Math.max(1000, since - this.windowOutMs);
+			const start = sent < this.startTook * this.tuning.sharedBelowStart && sent >= this.startTook / 3;
+			if (sent < this.peakTook * this.tuning.sharedBelowPeak || start) this.shared = true;
 			// No more than the pace granted since the decrease (it only rose): the rest were answers of requests granted before
 			// the bucket ran empty (many lanes of an unpaced start: 31 requests/s on a key of 28, a peak a lone key fell under).
 			this.peakTook = Math.max(this.peakTook, Math.min(between, this.rate));
@@ -483,6 +492,7 @@ export class PaceState {
 		this.rate = Math.max(this.tuning.minRate, took * this.tuning.decrease);
 		this.loweredAt = now;
 		this.acceptedSinceLowered = 0;
+		this.windowOutMs = 0;
 		this.grewSinceLowered = false;
 		this.blockedUntil = Math.max(this.blockedUntil, now + (insists ? waitMs : Math.min(waitMs, 1000 / this.rate)));
 		// Measuring, and the quiet window, start again when the credential may send again.
