@@ -27,6 +27,8 @@ interface World {
 	cancel: Map<string, AbortController>;
 	/** Reads of the saved data fail (the database refuses them). */
 	unreadable: boolean;
+	/** Reads of the saved data answer after this long (a loaded database); undefined: at once. */
+	readMs?: number;
 	warnings: string[];
 }
 
@@ -60,6 +62,7 @@ function contextFor(world: World, executionId: string, mode = 'webhook'): IExecu
 			world.killed.has(executionId) ? await new Promise<never>(() => undefined) : await world.table.executeWorkflow(...args),
 		getExecutionDataById: async (id: string) => {
 			if (world.unreadable) throw new Error('connection refused');
+			if (world.readMs !== undefined) await new Promise((answered) => setTimeout(answered, world.readMs));
 			return world.saved[id];
 		},
 		getExecutionCancelSignal: () => cancel.signal,
@@ -171,5 +174,39 @@ describe('Recover and a Retry spare an execution that is still running (issue 51
 			['exec-A', 0],
 		]);
 		await retry.close();
+	});
+});
+
+describe('a slow read of the saved data (found by an attack on the fix)', () => {
+	beforeEach(() => jest.useFakeTimers({ now: new Date('2026-12-08T09:00:00Z') }));
+	afterEach(async () => {
+		void ExecutionHold.releaseAll();
+		await jest.advanceTimersByTimeAsync(0);
+		jest.useRealTimers();
+	});
+
+	it('reads of 45 s while the execution runs: the leases are renewed every turn meanwhile, Recover lists nothing for 5 minutes', async () => {
+		// Before: the renewal waited for the read, so reads of 45 s let the leases lapse and Recover took both tasks.
+		const world = newWorld();
+		await generate(world);
+		world.readMs = 45_000;
+		for (let step = 1; step <= 15; step++) {
+			await jest.advanceTimersByTimeAsync(RENEW_MS);
+			expect({ step, ...(await recover(world, `exec-recover-${step}`)) }).toEqual({ step, ...NOTHING });
+		}
+		expect(world.warnings).toEqual([]);
+	});
+
+	it('reads that never answer count as failed: after three the hold warns, and the rows are orphans a lease later', async () => {
+		const world = newWorld();
+		await generate(world);
+		world.readMs = 1e9;
+		// Each turn: a wait, then a read given a turn's time (3 turns of 2 x RENEW_MS).
+		await jest.advanceTimersByTimeAsync(7 * RENEW_MS);
+		expect(world.warnings).toEqual([expect.stringMatching(/did not answer/)]);
+		await jest.advanceTimersByTimeAsync(LEASE_MS);
+		// The database answers again (Recover reads saved data too): the rows are orphans now, as a dead worker's.
+		world.readMs = undefined;
+		expect((await recover(world, 'exec-recover')).tasks.sort()).toEqual(['task_0', 'task_1']);
 	});
 });

@@ -22,6 +22,9 @@ export const RENEW_MS = LEASE_MS / 3;
 /** Reads of the execution's saved data that may fail in a row before the hold stops renewing (its leases run out). */
 const READS_TRIED = 3;
 
+/** A read that has not answered yet. */
+const LATE: unique symbol = Symbol('late');
+
 /** The rows one execution holds in one node run. */
 export const HELD = [eq('run_key'), eq('execution_id')];
 
@@ -88,23 +91,57 @@ export class ExecutionHold {
 	}
 
 	private async renewUntilOver(firstWait: number): Promise<void> {
+		// A read of the saved data still waited for, and the turns it has taken: a slow read (a loaded database) goes on
+		// across turns while the leases are renewed; one that has not answered in READS_TRIED turns counts as failed.
+		let reading: Promise<HeldRun[] | undefined> | undefined;
+		let turnsReading = 0;
 		for (let wait = firstWait; this.runs.size > 0; wait = RENEW_MS) {
 			const cancelled = await abortableSleep(wait, this.stop.signal).then(
 				() => this.stop.signal.aborted,
 				() => true,
 			);
-			const over = cancelled ? [...this.runs.values()] : await this.over();
+			// Renewed before the read, every turn: a slow read must not let a live run's leases lapse (found by an
+			// attack: the renewal waited for a 45 s read, and Recover took a live run's tasks meanwhile).
+			if (!cancelled) await this.write([...this.runs.values()], Date.now() + LEASE_MS, 'renewing the leases');
+			let over: HeldRun[] | undefined;
+			if (cancelled) over = [...this.runs.values()];
+			else {
+				reading ??= this.over();
+				const answer = await this.within(reading, RENEW_MS);
+				if (answer === LATE && ++turnsReading < READS_TRIED) continue;
+				reading = undefined;
+				turnsReading = 0;
+				over = answer === LATE ? undefined : answer;
+				// A read that has not answered in READS_TRIED turns is as good as READS_TRIED failed ones.
+				if (answer === LATE) this.failedReads = READS_TRIED - 1;
+			}
 			if (over === undefined && ++this.failedReads >= READS_TRIED) {
 				// Whether the execution still runs cannot be read: the leases run out as a dead worker's would.
-				this.warn('reading its saved data', `${READS_TRIED} times in a row; its rows are orphans once their lease runs out`);
+				this.warn(
+					'reading its saved data',
+					`${READS_TRIED} times in a row it failed or did not answer; its rows are orphans once their lease runs out`,
+				);
 				break;
 			}
 			if (over !== undefined) this.failedReads = 0;
 			for (const run of over ?? []) this.runs.delete(run.runKey);
 			await this.write(over ?? [], 0, 'letting the leases go');
-			await this.write([...this.runs.values()], Date.now() + LEASE_MS, 'renewing the leases');
 		}
 		if (holds.get(this.key) === this) holds.delete(this.key);
+	}
+
+	/** The read's answer, or LATE when it has not come within `ms` (the read goes on; it may answer at a later turn). */
+	private async within<T>(read: Promise<T>, ms: number): Promise<T | typeof LATE> {
+		const answered = new AbortController();
+		const late = abortableSleep(ms, answered.signal).then(
+			(): typeof LATE => LATE,
+			(): typeof LATE => LATE,
+		);
+		try {
+			return await Promise.race([read, late]);
+		} finally {
+			answered.abort();
+		}
 	}
 
 	/**
