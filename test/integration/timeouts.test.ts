@@ -10,7 +10,12 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { GenGatewayChat } from '../../nodes/GenGatewayChat/GenGatewayChat.node';
 import { GenGatewayImage } from '../../nodes/GenGatewayImage/GenGatewayImage.node';
-import { DEFAULT_TIMEOUT_SECONDS, timeoutMsOf } from '../../nodes/shared/descriptions/timeoutOption';
+import {
+	DEFAULT_TIMEOUT_SECONDS,
+	MAX_DOWNLOAD_TIME,
+	timeoutMsOf,
+	totalBoundMsOf,
+} from '../../nodes/shared/descriptions/timeoutOption';
 import { runWorkflow } from '../harness/engine';
 import { pngFile } from '../support/hostileServers';
 import type { RunResult } from '../harness/engine';
@@ -297,6 +302,30 @@ describe('a download that trickles: Max Download Time ends it (issue 51, 6)', ()
 				expect(server.posts()).toBe(1);
 			},
 		);
+	});
+});
+
+describe('odd values of the options (found by an attack on issue 51, 6)', () => {
+	it.each([3e6, 1e9])(
+		'Timeout %d s (past Node\'s longest timer): a paid request is sent and answered, not failed at once as an unknown outcome',
+		async (timeout) => {
+			await withServer(
+				(_req, res) => json(res, completion),
+				async (server) => {
+					const result = await run('genGatewayChat', chat({ timeout, streaming: 'never' }), server.url);
+					expect(result.nodeError('Node')).toBeUndefined();
+					expect(server.posts()).toBe(1);
+				},
+			);
+		},
+	);
+
+	it('a total bound below its minimum (0 or less from an expression) is the minimum, never the default', () => {
+		expect(totalBoundMsOf(MAX_DOWNLOAD_TIME, 0)).toBe(3_000);
+		expect(totalBoundMsOf(MAX_DOWNLOAD_TIME, -5)).toBe(3_000);
+		expect(totalBoundMsOf(MAX_DOWNLOAD_TIME, 0.5)).toBe(30_000);
+		expect(totalBoundMsOf(MAX_DOWNLOAD_TIME, undefined)).toBe(600_000);
+		expect(totalBoundMsOf(MAX_DOWNLOAD_TIME, 'ten')).toBe(600_000);
 	});
 });
 

@@ -58,6 +58,9 @@ export const MAX_DOWNLOAD_TIME: TotalBound = {
 	what: 'the download of an image from its URL',
 };
 
+/** The smallest total bound (3 s): the option's minimum, also for an expression that gives less. */
+const MIN_BOUND_MINUTES = 0.05;
+
 /** The option of a total bound; `after` says what passing it does. */
 export function totalBoundOption(bound: TotalBound, after: string): INodeProperties {
 	const { label, option, defaultMinutes, what } = bound;
@@ -65,7 +68,7 @@ export function totalBoundOption(bound: TotalBound, after: string): INodePropert
 		displayName: label,
 		name: option,
 		type: 'number',
-		typeOptions: { minValue: 0.05, numberPrecision: 2 },
+		typeOptions: { minValue: MIN_BOUND_MINUTES, numberPrecision: 2 },
 		default: defaultMinutes,
 		description: `The longest ${what} may take as a whole, however steadily its pieces arrive (the Timeout only ` +
 			`bounds a silence between two). ${after}`,
@@ -74,8 +77,10 @@ export function totalBoundOption(bound: TotalBound, after: string): INodePropert
 
 /** The option in milliseconds, the default when unset or unreadable. */
 export function totalBoundMsOf(bound: TotalBound, minutes: unknown): number {
-	const value = typeof minutes === 'number' && Number.isFinite(minutes) && minutes > 0 ? minutes : bound.defaultMinutes;
-	return Math.round(value * 60_000);
+	// Unset or unreadable: the default. Set below the option's minimum (0 or less from an expression): the minimum,
+	// never the default, which would let a run the user meant to cut short go on for minutes.
+	if (typeof minutes !== 'number' || Number.isNaN(minutes)) return bound.defaultMinutes * 60_000;
+	return Math.round(Math.max(MIN_BOUND_MINUTES, minutes) * 60_000);
 }
 
 /** Where the user raises a total bound; named in the error when it runs out. */

@@ -102,6 +102,13 @@ export interface StreamResponse {
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 
+/**
+ * The socket's idle time-out as n8n's request takes it: at most Node's longest timer (about 24.8 days). A longer one
+ * fires at once, before anything is sent, and a paid request would fail as an unknown outcome (found by an attack:
+ * Timeout 3,000,000 s). The whole-answer bound (answerDeadline.ts) waits any length.
+ */
+const socketTimeout = (ms: number) => Math.min(ms, 2 ** 31 - 1);
+
 function cancelSignal(ctx: GatewayFunctions): AbortSignal | undefined {
 	return 'getExecutionCancelSignal' in ctx ? ctx.getExecutionCancelSignal() : undefined;
 }
@@ -539,7 +546,7 @@ async function send(
 		encoding: stream ? 'stream' : undefined,
 		returnFullResponse: true,
 		ignoreHttpStatusErrors: true,
-		timeout: timeoutMs,
+		timeout: socketTimeout(timeoutMs),
 		// No redirect is followed by n8n's helper: it would carry the key to a sub-domain or from http to https.
 		// A read's chain is followed hop by hop below (redirects.ts: the key on the base URL's origin only); a paid POST
 		// never follows one (a 307 would send the body, and pay, again elsewhere; a 302 turns into a GET whose answer is
@@ -781,7 +788,7 @@ export async function downloadUrl(
 							json: false,
 							returnFullResponse: true,
 							ignoreHttpStatusErrors: true,
-							timeout: download.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+							timeout: socketTimeout(download.timeoutMs ?? DEFAULT_TIMEOUT_MS),
 							abortSignal: signal,
 							// Its redirects followed by sendChain, never with the key (it never had it).
 							disableFollowRedirect: true,
