@@ -320,7 +320,7 @@ describe('odd values of the options (found by an attack on issue 51, 6)', () => 
 		},
 	);
 
-	it('a total bound below its minimum (0 or less from an expression) is the minimum, never the default', () => {
+	it('a total bound of 0 or less (from an expression) is the option\'s minimum, never the default', () => {
 		expect(totalBoundMsOf(MAX_DOWNLOAD_TIME, 0)).toBe(3_000);
 		expect(totalBoundMsOf(MAX_DOWNLOAD_TIME, -5)).toBe(3_000);
 		expect(totalBoundMsOf(MAX_DOWNLOAD_TIME, 0.5)).toBe(30_000);

@@ -58,7 +58,7 @@ export const MAX_DOWNLOAD_TIME: TotalBound = {
 	what: 'the download of an image from its URL',
 };
 
-/** The smallest total bound (3 s): the option's minimum, also for an expression that gives less. */
+/** The option's minimum (3 s), also what an expression's 0 or less means. */
 const MIN_BOUND_MINUTES = 0.05;
 
 /** The option of a total bound; `after` says what passing it does. */
@@ -77,10 +77,10 @@ export function totalBoundOption(bound: TotalBound, after: string): INodePropert
 
 /** The option in milliseconds, the default when unset or unreadable. */
 export function totalBoundMsOf(bound: TotalBound, minutes: unknown): number {
-	// Unset or unreadable: the default. Set below the option's minimum (0 or less from an expression): the minimum,
-	// never the default, which would let a run the user meant to cut short go on for minutes.
+	// Unset or unreadable: the default. Set to 0 or less (an expression): the option's minimum, never the default,
+	// which would let a run the user meant to cut short go on for minutes.
 	if (typeof minutes !== 'number' || Number.isNaN(minutes)) return bound.defaultMinutes * 60_000;
-	return Math.round(Math.max(MIN_BOUND_MINUTES, minutes) * 60_000);
+	return Math.round((minutes > 0 ? minutes : MIN_BOUND_MINUTES) * 60_000);
 }
 
 /** Where the user raises a total bound; named in the error when it runs out. */
