@@ -13,7 +13,7 @@ import { ChatCompletionAssembler } from '../GenGatewayChat/stream/chatCompletion
 import { redactedAssembler, StreamEventError } from '../GenGatewayChat/stream/assembler';
 import type { StreamAssembler } from '../GenGatewayChat/stream/assembler';
 import { MAX_ANSWER_TIME, TIMEOUT_ADVICE, totalBoundMsOf } from '../shared/descriptions/timeoutOption';
-import { recall, remember, keptError } from '../shared/run/guardMemory';
+import { keptBriefly, recall, remember } from '../shared/run/guardMemory';
 import { fingerprint } from '../shared/run/fingerprint';
 import { askedBefore, suppliedAs } from '../shared/run/callIdentity';
 import { guardScope, guardSlot, rootNodeOf } from '../shared/run/submissionGuard';
@@ -122,7 +122,8 @@ class UnknownOutcomeGuard {
 
 	/** A failed call: remembered when it may have been accepted (then never resent). */
 	failed(error: unknown): void {
-		if (!maySendAgain(error)) remember(this.slot.run, this.slot.key, { state: 'unknown', error: keptError(error), at: Date.now() });
+		// Briefly: a sub-node's run never says it ended, so the memory's bounds never reach what it keeps.
+		if (!maySendAgain(error)) remember(this.slot.run, this.slot.key, { state: 'unknown', error: keptBriefly(error), at: Date.now() });
 	}
 }
 

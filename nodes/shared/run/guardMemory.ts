@@ -77,6 +77,17 @@ export function keptError(error: unknown): KeptError {
 	};
 }
 
+/**
+ * An error kept in a run that never says it ended (the Chat Model's: its root's run is not its own), where the bounds
+ * do not reach: only its small details, as a slimmed entry's (a broken stream's partialContent, up to 32 MB, is not
+ * kept for 6 hours; its first try's error carried it).
+ */
+export function keptBriefly(error: unknown): KeptError {
+	const kept = keptError(error);
+	if (!kept.context) return kept;
+	return { ...kept, context: Object.fromEntries(Object.entries(kept.context).filter(([, value]) => approxBytes(value) <= SMALL_DETAIL_CHARS)) };
+}
+
 function sizeOf(entry: GuardEntry): number {
 	if (entry.state === 'accepted') return approxBytes(entry.value);
 	if (entry.state === 'unknown') return approxBytes(entry.error);
@@ -94,8 +105,7 @@ function settle(scope: Scope, bytesDelta: number, countDelta: number): void {
 function slimmed(entry: GuardEntry): GuardEntry {
 	if (entry.state === 'accepted') return { state: 'dropped', at: entry.at };
 	if (entry.state !== 'unknown' || !entry.error.context) return entry;
-	const small = Object.entries(entry.error.context).filter(([, value]) => approxBytes(value) <= SMALL_DETAIL_CHARS);
-	return { ...entry, error: { ...entry.error, context: Object.fromEntries(small) } };
+	return { ...entry, error: keptBriefly(entry.error) };
 }
 
 function dropScope(name: string): void {
