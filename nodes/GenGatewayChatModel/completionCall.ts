@@ -76,36 +76,44 @@ function retryPolicy(settings: CompletionSettings): Partial<RetryPolicy> {
  * count do. Two rows with the same text are two calls; the root's retry asks them in the same order again. The system
  * message, where a prompt's `{{ $now }}` usually is, is left out, so a retry's call is the same call.
  */
-function callSlot(ctx: IExecuteFunctions, itemIndex: number, body: IDataObject) {
+function callSlots(ctx: IExecuteFunctions, itemIndex: number, body: IDataObject): GuardSlot[] {
 	const { executionId, nodeName, runIndex } = guardScope(ctx);
 	const root = rootNodeOf(ctx)?.name;
 	const scope = { executionId, runIndex, nodeName: typeof root === 'string' ? `${root}\u0000${nodeName}` : nodeName };
 	const messages = Array.isArray(body.messages) ? (body.messages as IDataObject[]) : [];
 	const asked = messages.filter((message) => message.role !== 'system' && message.role !== 'developer');
-	const call = `${suppliedAs(ctx)} ${fingerprint(JSON.stringify([body.model, asked]))}`;
-	return guardSlot(scope, itemIndex, `POST ${COMPLETIONS_PATH} ${call} ${askedBefore(ctx, call) ?? 0}`);
+	const supply = suppliedAs(ctx);
+	const call = `${supply} ${fingerprint(JSON.stringify([body.model, asked]))}`;
+	const slots = [guardSlot(scope, itemIndex, `POST ${COMPLETIONS_PATH} ${call} ${askedBefore(ctx, call) ?? 0}`)];
+	// The first call of its model in this try has a second name: a chain's row is its model, asked once, so a retried
+	// row is the same call even when its prompt holds {{ $now }} (its conversation then differs on every try). Only the
+	// first: an agent's later calls depend on how many steps the model took, which a retry may change.
+	const first = askedBefore(ctx, `${supply} call`) === 0;
+	if (first && supply !== 's') slots.push(guardSlot(scope, itemIndex, `POST ${COMPLETIONS_PATH} ${supply} first`));
+	return slots;
 }
 
 /**
  * The submission guard across the root node's Retry On Fail (shared/run/submissionGuard.ts): a call whose outcome
- * was unknown is never sent again in this run of the root node (callSlot says which call is the same). Only unknown
+ * was unknown is never sent again in this run of the root node (callSlots say which call is the same). Only unknown
  * outcomes are remembered: an answered call is neither reused nor held back (a retry asks it again, as the agent's
  * steps after it depend on its answer).
  */
 class UnknownOutcomeGuard {
-	private readonly slot: GuardSlot;
+	private readonly slots: GuardSlot[];
 
 	constructor(
 		private readonly ctx: IExecuteFunctions,
 		private readonly itemIndex: number,
 		body: IDataObject,
 	) {
-		this.slot = callSlot(ctx, itemIndex, body);
+		this.slots = callSlots(ctx, itemIndex, body);
 	}
 
 	/** Throws when an earlier try of this run had this request's outcome unknown. */
 	check(): void {
-		const earlier = recall(this.slot.run, this.slot.key);
+		// Either name of the call: an unknown outcome under one is never sent again (a retry may change the other).
+		const earlier = this.slots.map((slot) => recall(slot.run, slot.key)).find((entry) => entry?.state === 'unknown');
 		if (earlier?.state !== 'unknown') return;
 		const first = earlier.error;
 		const message = `Not resubmitted: an earlier try of this item in this execution had an unknown outcome ` +
@@ -123,7 +131,8 @@ class UnknownOutcomeGuard {
 	/** A failed call: remembered when it may have been accepted (then never resent). */
 	failed(error: unknown): void {
 		// Briefly: a sub-node's run never says it ended, so the memory's bounds never reach what it keeps.
-		if (!maySendAgain(error)) remember(this.slot.run, this.slot.key, { state: 'unknown', error: keptBriefly(error), at: Date.now() });
+		if (maySendAgain(error)) return;
+		for (const slot of this.slots) remember(slot.run, slot.key, { state: 'unknown', error: keptBriefly(error), at: Date.now() });
 	}
 }
 

@@ -128,3 +128,58 @@ describe('rows with the same text (issue 51)', () => {
 		}
 	});
 });
+
+/**
+ * Found by an attack on issue 51: the Basic LLM Chain's prompt is the user message, so a prompt with `{{ $now }}` made
+ * a retried row another conversation, and its unknown outcome was sent again on Retry On Fail. A model's first call in
+ * a try is also known by its place (a chain's row is its model); an agent's later calls are not (a retry may take
+ * another number of steps), so that one is still sent.
+ */
+describe('a retried call whose text changes between tries (issue 51)', () => {
+	it('a chain whose prompt holds {{ $now }}, Retry On Fail, the POST answered 500: never sent again', async () => {
+		const server = await firstFails();
+		try {
+			const run = await runWithModel({
+				roots: [
+					{
+						name: 'Chain',
+						parameters: { supply: 'perItem', prompt: '=Summarise {{ $json.q }} as of {{ $now.toMillis() }}' },
+						settings: { retryOnFail: true, maxTries: 2, waitBetweenTries: 1 },
+					},
+				],
+				input: [{ q: 'the report' }],
+				credentials: { baseUrl: server.url, apiKey: API_KEY },
+			});
+			expect(postsTo(server, '/v1/chat/completions')).toHaveLength(1);
+			expect(run.data.resultData.error?.message).toMatch(/^Not resubmitted/);
+		} finally {
+			await server.close();
+		}
+	});
+
+	it('an agent whose retry takes one step more: its later call is sent, the unknown one refused', async () => {
+		const seen = new Map<string, number>();
+		const server = await startScriptedServer((req, res) => {
+			const asked = askedOf(req.body);
+			const times = (seen.get(asked) ?? 0) + 1;
+			seen.set(asked, times);
+			// Try 1: item one is answered at once, item two's call has an unknown outcome (500). Try 2: item one asks
+			// for a tool first, so its second call takes the place item two's call had in try 1.
+			if (asked === 'item one') return sendJson(res, 200, completion(times === 2 ? 'TOOL' : 'done'));
+			if (asked === 'item two' && times === 1) return sendJson(res, 500, { error: { message: 'internal' } });
+			sendJson(res, 200, completion('done'));
+		});
+		try {
+			await runWithModel({
+				roots: [{ name: 'Agent', parameters: { supply: 'once', agentLoop: true }, settings: { retryOnFail: true, maxTries: 2, waitBetweenTries: 1 } }],
+				input: [{ q: 'item one' }, { q: 'item two' }],
+				credentials: { baseUrl: server.url, apiKey: API_KEY },
+			});
+			const asked = postsTo(server, '/v1/chat/completions').map((r) => askedOf(r.body));
+			// Item one's second call of try 2 has item two's place of try 1: sent all the same.
+			expect(asked).toEqual(['item one', 'item two', 'item one', 'item one [tool result 1]']);
+		} finally {
+			await server.close();
+		}
+	});
+});
