@@ -174,3 +174,20 @@ describe('the key reaches the base URL origin only (generated redirect chains, n
 		);
 	});
 });
+
+describe('a base URL with a user name or password (found by an attack on issue 51)', () => {
+	it('is refused before anything is sent, naming the field (n8n would send them as Basic in place of the key)', async () => {
+		const server = await startScriptedServer((_req, res) => sendJson(res, 200, { object: 'list', data: [] }));
+		proxy.log.length = 0;
+		try {
+			const result = await runWorkflow(nodeRun(server.url.replace('http://', 'http://user:pw@'), KEY, NODES.models));
+			const error = result.nodeError('Node') as Error & { description?: string };
+			expect(error.message).toBe("The credential's Base URL holds a user name or password");
+			expect(error.description).toMatch(/^Remove "user:password@" from the Base URL/);
+			expect(server.requests).toEqual([]);
+			expect(proxy.log).toEqual([]);
+		} finally {
+			await server.close();
+		}
+	});
+});

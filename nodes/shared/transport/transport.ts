@@ -232,9 +232,28 @@ export async function credentialSecrets(ctx: GatewayFunctions): Promise<string[]
 	}
 }
 
-async function baseUrlOf(ctx: GatewayFunctions): Promise<string> {
+/**
+ * The credential's base URL. One with a user name or password is refused before anything is sent: n8n's request would
+ * send them as Basic credentials in place of the key (found by an attack on issue 51).
+ */
+async function baseUrlOf(ctx: GatewayFunctions, itemIndex?: number): Promise<string> {
 	const credentials = await credentialsOf(ctx);
-	return credentials.baseUrl as string;
+	const baseUrl = credentials.baseUrl as string;
+	let parsed: URL | undefined;
+	try {
+		parsed = new URL(normaliseBaseUrl(baseUrl));
+	} catch {
+		parsed = undefined;
+	}
+	if (parsed && (parsed.username !== '' || parsed.password !== '')) {
+		throw new NodeOperationError(ctx.getNode(), "The credential's Base URL holds a user name or password", {
+			itemIndex,
+			description:
+				'Remove "user:password@" from the Base URL of the Gen Gateway API credential. The service takes the API key ' +
+				'only, and the user name and password would be sent in its place. Nothing was sent.',
+		});
+	}
+	return baseUrl;
 }
 
 /** Reads at most `limit` bytes of an error body from a stream, then drops the rest. */
@@ -537,7 +556,7 @@ async function send(
 	hangUp?: AbortController,
 ): Promise<IN8nHttpFullResponse> {
 	const timeoutMs = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-	const baseUrl = await baseUrlOf(ctx);
+	const baseUrl = await baseUrlOf(ctx, request.itemIndex);
 	const options: IHttpRequestOptions = {
 		method: request.method,
 		url: joinUrl(baseUrl, request.path),
@@ -738,7 +757,7 @@ export async function downloadUrl(
 	// User info would replace any key with other credentials (Basic); a file URL never needs it.
 	target.username = '';
 	target.password = '';
-	const rawBase = await baseUrlOf(ctx);
+	const rawBase = await baseUrlOf(ctx, itemIndex);
 	const base = canonicalBase(rawBase);
 	if (base !== undefined && target.href.startsWith(`${base}/`)) {
 		return await gatewayStream(ctx, {
