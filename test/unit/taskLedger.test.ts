@@ -1168,3 +1168,12 @@ describe('leases', () => {
 		});
 	});
 });
+
+describe("the ledger's sub-workflow on the next n8n (issue 53)", () => {
+	it('sets the caller policy every line accepts: "workflowsFromSameOwner", never "any" (removed in n8n 3.0)', () => {
+		for (const op of [{ kind: 'insert', columns: [] }, { kind: 'get', where: [] }] as TableOp[]) {
+			const { settings } = tableWorkflow(TABLE, op) as { settings?: { callerPolicy?: string } };
+			expect(settings?.callerPolicy).toBe('workflowsFromSameOwner');
+		}
+	});
+});

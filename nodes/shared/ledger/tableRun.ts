@@ -135,9 +135,11 @@ export function tableWorkflow(tableId: string, op: TableOp, calls: TableCall[] =
 			},
 		],
 		connections: { [trigger]: { main: [[{ node: table, type: 'main', index: 0 }]] } },
-		// Its own settings: any caller may run it; nothing of a successful ledger write is kept in the executions list.
+		// Its own settings: nothing of a successful ledger write is kept in the executions list. The caller policy
+		// n8n 1.x, 2.x and 3.x all accept: n8n gives inline code its caller's workflow id, so "same owner" always holds
+		// ("any", set here before, is gone in n8n 3.0; left unset, an instance whose default is "none" would refuse it).
 		settings: {
-			callerPolicy: 'any',
+			callerPolicy: 'workflowsFromSameOwner',
 			saveDataSuccessExecution: 'none',
 			saveManualExecutions: false,
 			saveExecutionProgress: false,
