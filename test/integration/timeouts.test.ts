@@ -104,12 +104,15 @@ async function run(type: string, parameters: IDataObject, baseUrl: string, conti
 
 type NodeError = Error & { description?: string; context?: IDataObject };
 
-describe('a non-streamed answer slower than the Timeout', () => {
-	it.each([
+/** A paid request of each node, not streamed, with a Timeout of 1 s: its path, and a whole answer to it. */
+const NOT_STREAMED: Array<[string, string, IDataObject, string, IDataObject]> = [
 		['Chat: Message a Model', 'genGatewayChat', chat({ timeout: 1 }), '/v1/chat/completions', completion],
 		['Chat: Create a Response', 'genGatewayChat', responses({ timeout: 1 }), '/v1/responses', { object: 'response', status: 'completed', output: [] }],
 		['Image', 'genGatewayImage', image({ timeout: 1, responseFormat: 'url' }), '/v1/images/generations', { data: [{ url: 'http://127.0.0.1:9/x.png' }] }],
-	])('%s: an unknown outcome naming the Timeout and how to raise it, sent once', async (_name, type, parameters, path, answer) => {
+];
+
+describe('a non-streamed answer slower than the Timeout', () => {
+	it.each(NOT_STREAMED)('%s: an unknown outcome naming the Timeout and how to raise it, sent once', async (_name, type, parameters, path, answer) => {
 		await withServer(
 			// Far later than the Timeout of 1 s (the engine's own start-up may take a second on a busy machine).
 			(_req, res) => later(8000, () => json(res, answer)),
@@ -207,11 +210,7 @@ function trickle(res: ServerResponse, head: string, filler: string, forMs: numbe
 }
 
 describe('an answer that trickles: a Timeout ends it (issue 51, 6)', () => {
-	it.each([
-		['Chat: Message a Model', 'genGatewayChat', chat({ timeout: 1 }), '/v1/chat/completions', completion],
-		['Chat: Create a Response', 'genGatewayChat', responses({ timeout: 1 }), '/v1/responses', { object: 'response', status: 'completed', output: [] }],
-		['Image', 'genGatewayImage', image({ timeout: 1, responseFormat: 'url' }), '/v1/images/generations', { data: [{ url: 'http://127.0.0.1:9/x.png' }] }],
-	])('%s, not streamed: `{` then a space every 300 ms ends with the Timeout\'s error, sent once', async (_name, type, parameters, path, answer) => {
+	it.each(NOT_STREAMED)('%s, not streamed: `{` then a space every 300 ms ends with the Timeout\'s error, sent once', async (_name, type, parameters, path, answer) => {
 		await withServer(
 			(_req, res) => {
 				res.writeHead(200, { 'Content-Type': 'application/json' });

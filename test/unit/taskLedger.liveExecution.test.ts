@@ -88,14 +88,15 @@ const recover = async (world: World, executionId: string) => {
 
 const NOTHING = { tasks: [], unknownOutcomes: [] };
 
+beforeEach(() => jest.useFakeTimers({ now: new Date('2026-12-08T09:00:00Z') }));
+afterEach(async () => {
+	// Every execution is over (a killed worker's hold never answers: not awaited).
+	void ExecutionHold.releaseAll();
+	await jest.advanceTimersByTimeAsync(0);
+	jest.useRealTimers();
+});
+
 describe('Recover and a Retry spare an execution that is still running (issue 51)', () => {
-	beforeEach(() => jest.useFakeTimers({ now: new Date('2026-12-08T09:00:00Z') }));
-	afterEach(async () => {
-		// Every execution is over (a killed worker's hold never answers: not awaited).
-		void ExecutionHold.releaseAll();
-		await jest.advanceTimersByTimeAsync(0);
-		jest.useRealTimers();
-	});
 
 	it('Recover during the downstream work after Generate\'s node run lists nothing of it; once the execution ended, what did not go on', async () => {
 		const world = newWorld();
@@ -178,12 +179,6 @@ describe('Recover and a Retry spare an execution that is still running (issue 51
 });
 
 describe('a slow read of the saved data (found by an attack on the fix)', () => {
-	beforeEach(() => jest.useFakeTimers({ now: new Date('2026-12-08T09:00:00Z') }));
-	afterEach(async () => {
-		void ExecutionHold.releaseAll();
-		await jest.advanceTimersByTimeAsync(0);
-		jest.useRealTimers();
-	});
 
 	it('reads of 45 s while the execution runs: the leases are renewed every turn meanwhile, Recover lists nothing for 5 minutes', async () => {
 		// Before: the renewal waited for the read, so reads of 45 s let the leases lapse and Recover took both tasks.

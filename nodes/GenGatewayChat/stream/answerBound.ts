@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { MAX_ANSWER_TIME, TIMEOUT_ADVICE, totalBoundAdvice } from '../../shared/descriptions/timeoutOption';
+import { MAX_ANSWER_TIME, minutesText, TIMEOUT_ADVICE, totalBoundAdvice } from '../../shared/descriptions/timeoutOption';
 import type { StreamAssembler } from './assembler';
 
 /**
@@ -86,9 +86,6 @@ export function boundedAssembler(
 	};
 }
 
-/** Minutes as an error says them: at most two decimals. */
-const minutes = (ms: number) => `${Math.round((ms / 60_000) * 100) / 100} min`;
-
 /**
  * Why a streamed answer's read was hung up on by its time bounds (issue 51, 6), and how to raise the bound: silence
  * for the Timeout, or Max Answer Time in all (a stream of keep-alive comments, or of pieces that never end).
@@ -101,7 +98,7 @@ export function answerTimeRanOut(
 		return { reason: `nothing arrived for ${bounds.timeoutMs / 1000} s: the node's Timeout ran out`, advice: TIMEOUT_ADVICE };
 	}
 	return {
-		reason: `the node's Max Answer Time ran out: the answer was not complete after ${minutes(bounds.maxAnswerMs)} in all`,
+		reason: `the node's Max Answer Time ran out: the answer was not complete after ${minutesText(bounds.maxAnswerMs)} in all`,
 		advice: `${totalBoundAdvice(MAX_ANSWER_TIME)} A service that keeps a stream open with keep-alive comments, or ` +
 			'never ends it, is hung up on there.',
 	};

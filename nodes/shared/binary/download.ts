@@ -6,6 +6,7 @@ import { contentLength, contentRange, isEncoded, isFramed, resumeInfo, structure
 import type { FileStructure } from './integrity';
 import { forStore, readableClassOf, STORE_CHUNK_BYTES } from './largeChunks';
 import { listen } from './streamEvents';
+import { minutesText } from '../descriptions/timeoutOption';
 import { asNodeError } from '../transport/errors';
 import { boundRanOut, idleWatch } from '../transport/idleWatch';
 import { brokenBodyRetryDelay } from '../transport/retry';
@@ -400,11 +401,10 @@ function stalled(ctx: IExecuteFunctions, spec: CheckedDownload, idleMs: number, 
 
 /** A body still not whole after the download's total bound, however steadily it arrived: not retried either. */
 function tooSlow(ctx: IExecuteFunctions, spec: CheckedDownload, totalMs: number, received: number) {
-	const minutes = Math.round((totalMs / 60_000) * 100) / 100;
 	const bound = spec.total?.option ? `the node's ${spec.total.option} ran out` : 'its total time bound ran out';
 	return new NodeOperationError(
 		ctx.getNode(),
-		`Downloading ${spec.name} failed: it was not complete after ${minutes} min in all (${bound}); ${received} ` +
+		`Downloading ${spec.name} failed: it was not complete after ${minutesText(totalMs)} in all (${bound}); ${received} ` +
 			'bytes had arrived',
 		{
 			description: `The file's host kept sending, too slowly to finish within the bound; nothing was stored. ${

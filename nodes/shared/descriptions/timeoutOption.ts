@@ -83,6 +83,9 @@ export function totalBoundMsOf(bound: TotalBound, minutes: unknown): number {
 	return Math.round((minutes > 0 ? minutes : MIN_BOUND_MINUTES) * 60_000);
 }
 
+/** A bound in minutes as an error says it: at most two decimals. */
+export const minutesText = (ms: number): string => `${Math.round((ms / 60_000) * 100) / 100} min`;
+
 /** Where the user raises a total bound; named in the error when it runs out. */
 export const totalBoundAdvice = (bound: TotalBound): string =>
 	`To let it take longer, raise the node's "${bound.label}" option (Options → ${bound.label}).`;

@@ -19,7 +19,7 @@ import { runReplaying } from './replayedRun';
 export const LEASE_MS = 60_000;
 export const RENEW_MS = LEASE_MS / 3;
 
-/** Reads of the execution's saved data that may fail in a row before the hold stops renewing (its leases run out). */
+/** Failed reads of the execution's saved data in a row, or turns one read may take, before the hold stops renewing. */
 const READS_TRIED = 3;
 
 /** A read that has not answered yet. */
@@ -103,7 +103,7 @@ export class ExecutionHold {
 			// Renewed before the read, every turn: a slow read must not let a live run's leases lapse (found by an
 			// attack: the renewal waited for a 45 s read, and Recover took a live run's tasks meanwhile).
 			if (!cancelled) await this.write([...this.runs.values()], Date.now() + LEASE_MS, 'renewing the leases');
-			let over: HeldRun[] | undefined;
+			let over: HeldRun[];
 			if (cancelled) over = [...this.runs.values()];
 			else {
 				reading ??= this.over();
@@ -111,21 +111,21 @@ export class ExecutionHold {
 				if (answer === LATE && ++turnsReading < READS_TRIED) continue;
 				reading = undefined;
 				turnsReading = 0;
-				over = answer === LATE ? undefined : answer;
-				// A read that has not answered in READS_TRIED turns is as good as READS_TRIED failed ones.
-				if (answer === LATE) this.failedReads = READS_TRIED - 1;
+				// A read unanswered for READS_TRIED turns, or READS_TRIED failed reads in a row: the leases run out as a
+				// dead worker's would.
+				if (answer === LATE || (answer === undefined && ++this.failedReads >= READS_TRIED)) {
+					this.warn(
+						'reading its saved data',
+						`${READS_TRIED} times in a row it failed or did not answer; its rows are orphans once their lease runs out`,
+					);
+					break;
+				}
+				if (answer === undefined) continue;
+				this.failedReads = 0;
+				over = answer;
 			}
-			if (over === undefined && ++this.failedReads >= READS_TRIED) {
-				// Whether the execution still runs cannot be read: the leases run out as a dead worker's would.
-				this.warn(
-					'reading its saved data',
-					`${READS_TRIED} times in a row it failed or did not answer; its rows are orphans once their lease runs out`,
-				);
-				break;
-			}
-			if (over !== undefined) this.failedReads = 0;
-			for (const run of over ?? []) this.runs.delete(run.runKey);
-			await this.write(over ?? [], 0, 'letting the leases go');
+			for (const run of over) this.runs.delete(run.runKey);
+			await this.write(over, 0, 'letting the leases go');
 		}
 		if (holds.get(this.key) === this) holds.delete(this.key);
 	}

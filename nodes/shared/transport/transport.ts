@@ -28,7 +28,7 @@ import type { RetryPolicy } from './retry';
 import { errorTexts, isTlsHandshakeFailure, tlsError } from './tls';
 import { followRead, MAX_READ_REDIRECTS } from './redirects';
 import type { Followed, RedirectHop } from './redirects';
-import { abortableSleep } from './wait';
+import { abortableSleep, MAX_TIMER_MS } from './wait';
 
 /**
  * The only place HTTP happens. Every request goes through n8n's `httpRequestWithAuthentication` (credential injection,
@@ -107,7 +107,7 @@ const DEFAULT_TIMEOUT_MS = 120_000;
  * fires at once, before anything is sent, and a paid request would fail as an unknown outcome (found by an attack:
  * Timeout 3,000,000 s). The whole-answer bound (answerDeadline.ts) waits any length.
  */
-const socketTimeout = (ms: number) => Math.min(ms, 2 ** 31 - 1);
+const socketTimeout = (ms: number) => Math.min(ms, MAX_TIMER_MS);
 
 function cancelSignal(ctx: GatewayFunctions): AbortSignal | undefined {
 	return 'getExecutionCancelSignal' in ctx ? ctx.getExecutionCancelSignal() : undefined;

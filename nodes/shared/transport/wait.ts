@@ -26,7 +26,7 @@ export function abortableSleepOf(lib: SleepExports): AbortableSleep {
 let chosen: AbortableSleep | undefined;
 
 /** The longest one timer waits: Node ends a longer one at once (a Timeout or bound of weeks would not wait at all). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Waits `ms`. When `signal` fires first, rejects with n8n's own "execution cancelled" error on every line, so the
